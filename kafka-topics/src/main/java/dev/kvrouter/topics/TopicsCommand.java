@@ -1,0 +1,147 @@
+package dev.kvrouter.topics;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code kvr topics apply|list}: the topics as code. */
+@Command(name = "topics", mixinStandardHelpOptions = true,
+        description = "Kafka topics as code: every topic of the pipeline declared in one YAML file.",
+        subcommands = {TopicsCommand.Apply.class, TopicsCommand.ListTopics.class})
+public final class TopicsCommand implements Callable<Integer> {
+
+    /** Exit code when the cluster differs from the file in a way apply cannot fix. */
+    public static final int EXIT_DRIFT = 2;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+        return 0;
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new TopicsCommand()).execute(args));
+    }
+
+    static class FileOptions {
+        @Option(names = "--file", paramLabel = "YAML",
+                description = "Topic declarations (default: the kvr-topics.yaml bundled with kv-router, kafka-topics/src/main/resources).")
+        Path file;
+
+        @Option(names = "--prefix", paramLabel = "PREFIX", defaultValue = "",
+                description = "Prefix every topic name, e.g. 'staging.' or a test's private prefix.")
+        String prefix;
+
+        @Option(names = "--replication-factor", paramLabel = "N",
+                description = "Replication factor for every topic, overriding the file (production: 3).")
+        Short replicationFactor;
+
+        TopicCatalog catalog() {
+            TopicCatalog catalog = file == null ? TopicCatalog.bundled() : TopicCatalog.load(file);
+            if (!prefix.isEmpty()) {
+                catalog = catalog.withPrefix(prefix);
+            }
+            if (replicationFactor != null) {
+                catalog = catalog.withReplicationFactor(replicationFactor);
+            }
+            return catalog;
+        }
+    }
+
+    @Command(name = "apply", mixinStandardHelpOptions = true,
+            description = {"Create missing topics, raise partition counts and set configs so the cluster matches the file;",
+                    "report drift it cannot fix. Safe to run again: a second run changes nothing and says so.",
+                    "Exit codes: 0 the cluster matches, 2 drift remains, 1 an error."})
+    static final class Apply implements Callable<Integer> {
+        @CommandLine.Mixin
+        FileOptions files = new FileOptions();
+
+        @Option(names = "--bootstrap", paramLabel = "HOST:PORT",
+                description = "Kafka bootstrap servers (default: $KAFKA_BOOTSTRAP, set by './kvr' from a running './kvr stack').")
+        String bootstrap;
+
+        @Option(names = "--dry-run", description = "Only print what would change.")
+        boolean dryRun;
+
+        @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "30",
+                description = "How long to wait for each Kafka request (default: ${DEFAULT-VALUE}).")
+        int timeoutSeconds;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            TopicCatalog catalog = files.catalog();
+            try (Admin admin = Admin.create(adminConfig(bootstrap(spec, bootstrap), timeoutSeconds))) {
+                TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(timeoutSeconds));
+                TopicApplier.Plan plan = applier.plan(catalog);
+                if (plan.changes().isEmpty()) {
+                    out.printf("no change: all %d topics match %s%n", plan.matching().size(), catalog.source());
+                    return 0;
+                }
+                plan.changes().forEach(c -> out.println(c.describe()));
+                List<TopicChange> fixable = plan.fixable();
+                if (dryRun) {
+                    out.printf("dry run: %d change(s) to apply, %d drift(s) to fix by hand, %d topic(s) match%n",
+                            fixable.size(), plan.drift().size(), plan.matching().size());
+                    return plan.drift().isEmpty() ? 0 : EXIT_DRIFT;
+                }
+                List<String> failures = applier.apply(plan);
+                failures.forEach(f -> spec.commandLine().getErr().println("error       " + f));
+                out.printf("applied %d change(s), %d failed; %d drift(s) to fix by hand; %d topic(s) already matched%n",
+                        fixable.size() - failures.size(), failures.size(), plan.drift().size(), plan.matching().size());
+                if (!failures.isEmpty()) {
+                    return 1;
+                }
+                return plan.drift().isEmpty() ? 0 : EXIT_DRIFT;
+            }
+        }
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "Print the declared topics: name, partitions, key, value schema.")
+    static final class ListTopics implements Callable<Integer> {
+        @CommandLine.Mixin
+        FileOptions files = new FileOptions();
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            for (TopicSpec t : files.catalog().topics()) {
+                out.printf("%-28s %3d partitions  rf %d  key: %s%n%28s value: %s — %s%n", t.name(), t.partitions(),
+                        t.replicationFactor(), t.key(), "", t.valueSchema(), t.description());
+            }
+            return 0;
+        }
+    }
+
+    static String bootstrap(CommandLine.Model.CommandSpec spec, String given) {
+        String value = given != null ? given : System.getenv("KAFKA_BOOTSTRAP");
+        if (value == null || value.isBlank()) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "no Kafka to talk to: pass --bootstrap HOST:PORT, set KAFKA_BOOTSTRAP, or start one with './kvr stack up'");
+        }
+        return value;
+    }
+
+    static Map<String, Object> adminConfig(String bootstrap, int timeoutSeconds) {
+        return Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutSeconds * 1000,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(timeoutSeconds * 1000, 15_000));
+    }
+}
