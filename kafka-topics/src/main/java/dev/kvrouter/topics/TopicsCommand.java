@@ -60,9 +60,9 @@ public final class TopicsCommand implements Callable<Integer> {
     }
 
     @Command(name = "apply", mixinStandardHelpOptions = true,
-            description = {"Create missing topics, raise partition counts and set configs so the cluster matches the file;",
-                    "report drift it cannot fix. Safe to run again: a second run changes nothing and says so.",
-                    "Exit codes: 0 the cluster matches, 2 drift remains, 1 an error."})
+            description = "Create missing topics, raise partition counts and set configs so the cluster matches the file; "
+                    + "report drift it cannot fix. Safe to run again: a second run changes nothing and says so. "
+                    + "Exit codes: 0 the cluster matches, 2 drift remains, 1 an error.")
     static final class Apply implements Callable<Integer> {
         @CommandLine.Mixin
         FileOptions files = new FileOptions();

@@ -47,8 +47,9 @@ public final class StackCommand implements Callable<Integer> {
     }
 
     @Command(name = "up", mixinStandardHelpOptions = true,
-            description = {"Start the stack (or reuse the one running in the state folder), wait until every service answers,",
-                    "and print its addresses as KAFKA_BOOTSTRAP=, SCHEMA_REGISTRY_URL=, REDIS_URL= lines."})
+            description = "Start the stack (or reuse the one running in the state folder), wait until every service "
+                    + "answers, and print its addresses as KAFKA_BOOTSTRAP=, SCHEMA_REGISTRY_URL=, REDIS_URL= lines. "
+                    + "Progress goes to stderr, so 'eval' or 'source' can take stdout.")
     static final class Up implements Callable<Integer> {
         @CommandLine.Mixin
         StateDirOption state = new StateDirOption();
@@ -109,8 +110,8 @@ public final class StackCommand implements Callable<Integer> {
     }
 
     @Command(name = "env", mixinStandardHelpOptions = true,
-            description = {"Print the running stack's addresses as export lines, for: eval \"$(./kvr stack env)\".",
-                    "Exit code 3 when no stack is up."})
+            description = "Print the running stack's addresses as export lines, for: eval \"$(./kvr stack env)\". "
+                    + "Exit code 3 when no stack is up.")
     static final class Env implements Callable<Integer> {
         @CommandLine.Mixin
         StateDirOption state = new StateDirOption();

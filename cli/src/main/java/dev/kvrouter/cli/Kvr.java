@@ -1,0 +1,47 @@
+package dev.kvrouter.cli;
+
+import dev.kvrouter.stack.StackCommand;
+import dev.kvrouter.topics.TopicsCommand;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code ./kvr}: one entry point; each module owns its commands and this only gathers them. */
+@Command(name = "kvr", mixinStandardHelpOptions = true, versionProvider = Kvr.Version.class,
+        description = {"kv-router: the data plane for KV-cache-aware routing of LLM inference.", ""},
+        subcommands = {StackCommand.class, TopicsCommand.class, CommandLine.HelpCommand.class},
+        footer = {"", "Start here:  ./kvr stack up   then   ./kvr topics apply"})
+public final class Kvr implements Callable<Integer> {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+        return 0;
+    }
+
+    public static void main(String[] args) {
+        CommandLine cli = new CommandLine(new Kvr());
+        // A failed command prints its message, not a stack trace; the trace is one flag away.
+        cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            cmd.getErr().println("kvr " + cmd.getCommandName() + ": " + e.getMessage());
+            if (System.getenv("KVR_DEBUG") != null) {
+                e.printStackTrace(cmd.getErr());
+            } else {
+                cmd.getErr().println("(set KVR_DEBUG=1 for the stack trace)");
+            }
+            return 1;
+        });
+        System.exit(cli.execute(args));
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = Kvr.class.getPackage().getImplementationVersion();
+            return new String[] {"kv-router " + (v == null ? "(development build)" : v)};
+        }
+    }
+}
