@@ -132,51 +132,71 @@ public final class TopicApplier {
             admin.incrementalAlterConfigs(alterations).values()
                     .forEach((r, f) -> await(f, "alter configs of " + r.name(), failures));
         }
-        Map<String, Integer> expected = new LinkedHashMap<>();
-        creations.forEach(t -> expected.put(t.name(), t.numPartitions()));
-        increases.forEach((t, p) -> expected.put(t, p.totalCount()));
-        if (failures.isEmpty() && !expected.isEmpty()) {
-            awaitMetadata(expected, failures);
+        if (failures.isEmpty()) {
+            awaitVisible(plan.fixable(), failures);
         }
         return failures;
     }
 
     /**
-     * A finished create or partition increase reaches the brokers' metadata a moment later; wait for
-     * it, so that whoever runs next (a producer, a second apply) sees the topics as declared.
+     * A finished create, partition increase or config change reaches every broker's metadata a
+     * moment later. Wait until it is visible, so whoever comes next (a producer, a second apply)
+     * sees the topics as declared.
      */
-    private void awaitMetadata(Map<String, Integer> expectedPartitions, List<String> failures) {
+    private void awaitVisible(List<TopicChange> applied, List<String> failures) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        Map<String, Integer> missing = new LinkedHashMap<>(expectedPartitions);
-        while (!missing.isEmpty()) {
+        List<TopicChange> pending = new ArrayList<>(applied);
+        while (true) {
             try {
-                admin.describeTopics(missing.keySet()).topicNameValues().forEach((topic, f) -> {
-                    try {
-                        if (f.get(timeout.toMillis(), TimeUnit.MILLISECONDS).partitions().size() >= missing.get(topic)) {
-                            missing.remove(topic);
-                        }
-                    } catch (ExecutionException | TimeoutException e) {
-                        // Not visible yet.
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-            } catch (RuntimeException e) {
-                // The request itself failed; try again until the deadline.
+                pending.removeIf(this::visible);
+            } catch (RuntimeException notYet) {
+                // A topic not yet in metadata fails the whole describe; ask again.
             }
-            if (missing.isEmpty()) {
+            if (pending.isEmpty()) {
                 return;
             }
-            if (System.nanoTime() > deadline || Thread.currentThread().isInterrupted()) {
-                failures.add("topics created but not yet visible in metadata after " + timeout + ": " + missing.keySet());
+            if (System.nanoTime() > deadline) {
+                pending.forEach(c -> failures.add("applied but not visible after " + timeout + ": " + c.describe()));
                 return;
             }
             try {
                 Thread.sleep(100);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                failures.add("interrupted while waiting for the changes to become visible");
+                return;
             }
         }
+    }
+
+    private boolean visible(TopicChange change) {
+        if (change instanceof TopicChange.Create c) {
+            if (partitions(c.topic()) < c.spec().partitions()) {
+                return false;
+            }
+            Config config = config(c.topic());
+            return c.spec().configs().entrySet().stream().allMatch(e -> valueIs(config, e.getKey(), e.getValue()));
+        }
+        if (change instanceof TopicChange.AddPartitions p) {
+            return partitions(p.topic()) >= p.to();
+        }
+        if (change instanceof TopicChange.SetConfig s) {
+            return valueIs(config(s.topic()), s.key(), s.to());
+        }
+        return true;
+    }
+
+    private int partitions(String topic) {
+        return get(admin.describeTopics(List.of(topic)).allTopicNames()).get(topic).partitions().size();
+    }
+
+    private Config config(String topic) {
+        return get(admin.describeConfigs(List.of(resource(topic))).all()).get(resource(topic));
+    }
+
+    private static boolean valueIs(Config config, String key, String wanted) {
+        ConfigEntry entry = config.get(key);
+        return entry != null && sameValue(entry.value(), wanted);
     }
 
     /** Kafka lists are order-free ("compact,delete" is "delete,compact"); everything else compares as text. */
