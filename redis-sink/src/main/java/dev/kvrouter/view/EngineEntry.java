@@ -1,0 +1,34 @@
+package dev.kvrouter.view;
+
+/**
+ * An engine as the view publishes it, the value of its field in {@code <prefix>engines}:
+ * {@code status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms}.
+ *
+ * @param status      READY, BUSY, SUSPECT, DRAINING (DEAD and RESTARTED engines are removed)
+ * @param kvPermille  KV cache usage in thousandths
+ * @param tauMs       the engine's current residency time: a block stored {@code a} ms ago is still
+ *                    there with confidence {@code exp(-a / tau)}
+ * @param epoch       bumped when the engine restarts or is declared dead: older entries are void
+ * @param unsynced    events were lost (sequence gap): confidence is halved until it resyncs
+ */
+public record EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch,
+                          boolean unsynced, long updatedMs) {
+
+    public String encode() {
+        return status + '|' + waiting + '|' + running + '|' + kvPermille + '|' + tauMs + '|' + epoch + '|'
+                + (unsynced ? '1' : '0') + '|' + updatedMs;
+    }
+
+    public static EngineEntry decode(String value) {
+        String[] f = value.split("\\|", -1);
+        if (f.length < 8) {
+            throw new IllegalArgumentException("not an engine entry: " + value);
+        }
+        return new EngineEntry(f[0], Integer.parseInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]),
+                Long.parseLong(f[4]), Long.parseLong(f[5]), "1".equals(f[6]), Long.parseLong(f[7]));
+    }
+
+    public int load() {
+        return waiting + running;
+    }
+}

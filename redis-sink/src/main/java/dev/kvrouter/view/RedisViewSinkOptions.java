@@ -1,0 +1,90 @@
+package dev.kvrouter.view;
+
+import java.io.Serializable;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Settings of the Redis view sink, validated once with every problem reported together.
+ *
+ * @param redisUrl          {@code redis://host:port[/db]}
+ * @param keyPrefix         prefix of every view key (default {@code kvr:})
+ * @param batchSize         commands per pipelined batch (one Lettuce flush)
+ * @param maxInFlightBatches batches sent but not yet answered before the writer waits
+ * @param maxBufferedWrites coalesced writes held before a flush is forced (backpressure)
+ * @param flushIntervalMs   how often buffered writes and the view's freshness stamp go out
+ * @param viewTtlMs         TTL of the meta key and the engine table: with the pipeline stopped, the
+ *                          view stops vouching for any engine after this long
+ * @param commandTimeoutMs  Lettuce command timeout
+ * @param connectTimeoutMs  Lettuce connect timeout
+ * @param maxRetries        retries of a failed batch (connection errors, timeouts, LOADING) before the job fails
+ * @param chunkTokens       canonical chunk size, published in meta for balancers
+ * @param tagDepth          chain depth of the group tag, published in meta for balancers
+ * @param busyFactor        k: an engine whose load exceeds k x fleet mean is spilled from
+ * @param confidenceFloor   entries whose confidence falls below this are not used
+ */
+public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchSize, int maxInFlightBatches,
+                                   int maxBufferedWrites, long flushIntervalMs, long viewTtlMs, long commandTimeoutMs,
+                                   long connectTimeoutMs, int maxRetries, int chunkTokens, int tagDepth,
+                                   double busyFactor, double confidenceFloor) implements Serializable {
+
+    public static RedisViewSinkOptions defaults(String redisUrl) {
+        return new RedisViewSinkOptions(redisUrl, "kvr:", 1000, 4, 20_000, 50, 30_000, 2_000, 2_000, 5, 16, 2, 2.0, 0.05);
+    }
+
+    public RedisViewSinkOptions withKeyPrefix(String prefix) {
+        return new RedisViewSinkOptions(redisUrl, prefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
+                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor);
+    }
+
+    public RedisViewSinkOptions withView(int chunk, int depth, double k, double floor, long ttlMs) {
+        return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
+                ttlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunk, depth, k, floor);
+    }
+
+    /** Every problem at once; empty when the options are usable. */
+    public List<String> problems() {
+        List<String> p = new ArrayList<>();
+        try {
+            URI u = URI.create(redisUrl == null ? "" : redisUrl);
+            if (!"redis".equals(u.getScheme()) && !"rediss".equals(u.getScheme()) || u.getHost() == null) {
+                p.add("redis url '" + redisUrl + "' must look like redis://host:port");
+            }
+        } catch (IllegalArgumentException e) {
+            p.add("redis url '" + redisUrl + "' is not a URL: " + e.getMessage());
+        }
+        if (keyPrefix == null || keyPrefix.isEmpty() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
+            p.add("key prefix must be non-empty and free of { } (they mark Redis Cluster hash tags)");
+        }
+        positive(p, "batch size", batchSize);
+        positive(p, "max in-flight batches", maxInFlightBatches);
+        positive(p, "max buffered writes", maxBufferedWrites);
+        positive(p, "flush interval ms", flushIntervalMs);
+        positive(p, "command timeout ms", commandTimeoutMs);
+        positive(p, "connect timeout ms", connectTimeoutMs);
+        positive(p, "chunk tokens", chunkTokens);
+        positive(p, "tag depth", tagDepth);
+        if (maxRetries < 0) {
+            p.add("max retries must be 0 or more, was " + maxRetries);
+        }
+        if (viewTtlMs < 1000) {
+            p.add("view TTL must be at least 1000 ms, was " + viewTtlMs);
+        } else if (viewTtlMs < 3 * flushIntervalMs) {
+            p.add("view TTL (" + viewTtlMs + " ms) must be at least 3 flush intervals (" + flushIntervalMs + " ms), or the view blinks");
+        }
+        if (!(busyFactor > 1)) {
+            p.add("busy factor must be above 1, was " + busyFactor);
+        }
+        if (!(confidenceFloor > 0 && confidenceFloor < 1)) {
+            p.add("confidence floor must be between 0 and 1, was " + confidenceFloor);
+        }
+        return p;
+    }
+
+    private static void positive(List<String> p, String name, long v) {
+        if (v < 1) {
+            p.add(name + " must be at least 1, was " + v);
+        }
+    }
+}

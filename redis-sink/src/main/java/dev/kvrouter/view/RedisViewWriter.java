@@ -1,0 +1,282 @@
+package dev.kvrouter.view;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.ExpireArgs;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.flink.api.common.operators.ProcessingTimeService;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
+
+/**
+ * The view sink's writer, after Flink's async sink writer: bounded buffer, bounded batches and
+ * in-flight requests, retryable vs fatal errors, metrics. The Lettuce client is opened here and
+ * closed in {@link #close()}.
+ */
+final class RedisViewWriter implements SinkWriter<ViewWrite> {
+
+    private record FieldKey(ViewWrite.Kind kind, long tag, String field) {}
+
+    private final RedisViewSinkOptions options;
+    private final ViewLayout layout;
+    private final ProcessingTimeService timers;
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, String> connection;
+    private final RedisAsyncCommands<String, String> redis;
+
+    /** Newest write per (key, field) since the last flush; insertion-ordered. */
+    private final LinkedHashMap<FieldKey, ViewWrite> pending = new LinkedHashMap<>();
+    private long maxEventTimeMs = 0;
+    private volatile boolean closed;
+
+    private final Counter writesIn;
+    private final Counter writesCoalesced;
+    private final Counter commandsSent;
+    private final Counter retries;
+    private volatile long lastFlushMs;
+    private volatile long lastFlushWrites;
+
+    RedisViewWriter(RedisViewSinkOptions options, ProcessingTimeService timers, SinkWriterMetricGroup metrics) throws IOException {
+        this.options = options;
+        this.layout = new ViewLayout(options.keyPrefix());
+        this.timers = timers;
+        RedisURI uri = RedisURI.create(options.redisUrl());
+        uri.setTimeout(Duration.ofMillis(options.commandTimeoutMs()));
+        this.client = RedisClient.create(uri);
+        client.setOptions(ClientOptions.builder()
+                .autoReconnect(true)
+                // A disconnected client fails fast; the writer retries the batch, bounded.
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .requestQueueSize(Math.max(options.batchSize() * options.maxInFlightBatches() * 4, 1024))
+                .timeoutOptions(TimeoutOptions.enabled(Duration.ofMillis(options.commandTimeoutMs())))
+                .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofMillis(options.connectTimeoutMs())).build())
+                .build());
+        try {
+            this.connection = client.connect();
+        } catch (RedisConnectionException e) {
+            client.shutdown();
+            throw new IOException("cannot connect to Redis at " + options.redisUrl() + ": " + e.getMessage(), e);
+        }
+        connection.setAutoFlushCommands(false);
+        this.redis = connection.async();
+        loadFunctions();
+
+        this.writesIn = metrics.counter("viewWritesIn");
+        this.writesCoalesced = metrics.counter("viewWritesCoalesced");
+        this.commandsSent = metrics.counter("redisCommandsSent");
+        this.retries = metrics.counter("redisBatchRetries");
+        metrics.gauge("viewWritesBuffered", () -> pending.size());
+        metrics.gauge("lastFlushDurationMs", () -> lastFlushMs);
+        metrics.gauge("lastFlushWrites", () -> lastFlushWrites);
+        scheduleFlush();
+    }
+
+    /** The pick library, replaced so that a new job version brings its own functions. */
+    private void loadFunctions() throws IOException {
+        try {
+            RedisFuture<String> loaded = redis.functionLoad(ViewLayout.functionLibrary(), true);
+            connection.flushCommands();
+            loaded.get(options.commandTimeoutMs() * 5, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new IOException("cannot load the kvrouter function library into Redis (Redis 7 or newer is needed): "
+                    + e.getCause().getMessage(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IOException("Redis did not answer FUNCTION LOAD within " + options.commandTimeoutMs() * 5 + " ms", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while loading functions", e);
+        }
+    }
+
+    @Override
+    public void write(ViewWrite element, Context context) throws IOException, InterruptedException {
+        writesIn.inc();
+        maxEventTimeMs = Math.max(maxEventTimeMs, element.eventTimeMs);
+        if (pending.put(new FieldKey(element.kind, element.tag, element.field), element) != null) {
+            writesCoalesced.inc();
+        }
+        if (pending.size() >= options.maxBufferedWrites()) {
+            flushPending();
+        }
+    }
+
+    /** Called at every checkpoint: nothing written before it may still be in the buffer or in flight. */
+    @Override
+    public void flush(boolean endOfInput) throws IOException, InterruptedException {
+        flushPending();
+    }
+
+    // Timer path: flushes on a fixed interval (so a quiet stream still reaches Redis within it) and
+    // refreshes the freshness stamp; it re-registers itself until the writer is closed.
+    private void scheduleFlush() {
+        timers.registerTimer(timers.getCurrentProcessingTime() + options.flushIntervalMs(), time -> {
+            if (closed) {
+                return;
+            }
+            flushPending();
+            scheduleFlush();
+        });
+    }
+
+    private void flushPending() throws IOException, InterruptedException {
+        long started = System.nanoTime();
+        List<ViewWrite> writes = new ArrayList<>(pending.values());
+        pending.clear();
+        long now = System.currentTimeMillis();
+        ArrayDeque<List<RedisFuture<?>>> inFlight = new ArrayDeque<>();
+        // Commands are queued on the connection and sent at flushCommands(): one batch, one flush.
+        Iterator<ViewWrite> it = writes.iterator();
+        List<ViewWrite> batchWrites = new ArrayList<>();
+        while (it.hasNext()) {
+            batchWrites.add(it.next());
+            if (batchWrites.size() >= options.batchSize() || !it.hasNext()) {
+                inFlight.add(send(batchWrites, now));
+                batchWrites = new ArrayList<>();
+                if (inFlight.size() >= options.maxInFlightBatches()) {
+                    await(inFlight.poll(), now);
+                }
+            }
+        }
+        inFlight.add(sendMeta(now));
+        while (!inFlight.isEmpty()) {
+            await(inFlight.poll(), now);
+        }
+        lastFlushWrites = writes.size();
+        lastFlushMs = (System.nanoTime() - started) / 1_000_000;
+    }
+
+    private List<RedisFuture<?>> send(List<ViewWrite> writes, long now) {
+        List<RedisFuture<?>> futures = new ArrayList<>(writes.size() * 3);
+        for (ViewWrite w : writes) {
+            futures.addAll(commandsFor(w, now));
+        }
+        connection.flushCommands();
+        commandsSent.inc(futures.size());
+        return new BatchFutures(futures, writes);
+    }
+
+    private List<RedisFuture<?>> commandsFor(ViewWrite w, long now) {
+        List<RedisFuture<?>> f = new ArrayList<>(3);
+        if (w.kind == ViewWrite.Kind.ENGINE) {
+            f.add(w.value == null ? redis.hdel(layout.enginesKey(), w.field) : redis.hset(layout.enginesKey(), w.field, w.value));
+            return f;
+        }
+        String key = layout.groupKey(w.tag);
+        if (w.value == null) {
+            f.add(redis.hdel(key, w.field));
+            return f;
+        }
+        f.add(redis.hset(key, w.field, w.value));
+        // A new key has no TTL and GT never sets one: NX gives it one, GT only ever extends it.
+        long ttl = Math.max(1, (w.expireAtMs - now + 999) / 1000 + 1);
+        f.add(redis.expire(key, ttl, ExpireArgs.Builder.nx()));
+        f.add(redis.expire(key, ttl, ExpireArgs.Builder.gt()));
+        return f;
+    }
+
+    private List<RedisFuture<?>> sendMeta(long now) {
+        Map<String, String> meta = new LinkedHashMap<>();
+        meta.put("updated_ms", Long.toString(now));
+        meta.put("watermark_ms", Long.toString(maxEventTimeMs));
+        meta.put("chunk_tokens", Integer.toString(options.chunkTokens()));
+        meta.put("tag_depth", Integer.toString(options.tagDepth()));
+        meta.put("busy_factor", Double.toString(options.busyFactor()));
+        meta.put("confidence_floor", Double.toString(options.confidenceFloor()));
+        meta.put("layout", Integer.toString(ViewLayout.LAYOUT_VERSION));
+        List<RedisFuture<?>> f = new ArrayList<>();
+        f.add(redis.hset(layout.metaKey(), meta));
+        f.add(redis.pexpire(layout.metaKey(), options.viewTtlMs()));
+        f.add(redis.pexpire(layout.enginesKey(), options.viewTtlMs()));
+        connection.flushCommands();
+        commandsSent.inc(f.size());
+        return new BatchFutures(f, List.of());
+    }
+
+    /** A sent batch with the writes it carries, so a failed batch can be sent again. */
+    private static final class BatchFutures extends ArrayList<RedisFuture<?>> {
+        final List<ViewWrite> writes;
+
+        BatchFutures(List<RedisFuture<?>> futures, List<ViewWrite> writes) {
+            super(futures);
+            this.writes = writes;
+        }
+    }
+
+    /**
+     * Waits for a batch. A retryable failure (connection lost, timeout, Redis loading or busy)
+     * sends the batch again, up to the retry limit with backoff; every command is idempotent (HSET
+     * of a full value, HDEL, EXPIRE NX/GT), so a partly applied batch may be sent again. Anything
+     * else (wrong type, out of memory, a script error) fails the job with Redis's message.
+     */
+    private void await(List<RedisFuture<?>> batch, long now) throws IOException, InterruptedException {
+        List<RedisFuture<?>> attempt = batch;
+        for (int tryNo = 0; ; tryNo++) {
+            Throwable failure = null;
+            for (RedisFuture<?> f : attempt) {
+                try {
+                    f.get(options.commandTimeoutMs() * 2, TimeUnit.MILLISECONDS);
+                } catch (ExecutionException e) {
+                    failure = e.getCause();
+                    break;
+                } catch (TimeoutException e) {
+                    failure = e;
+                    break;
+                }
+            }
+            if (failure == null) {
+                return;
+            }
+            if (!retryable(failure) || tryNo >= options.maxRetries()) {
+                throw new IOException((retryable(failure) ? "Redis kept failing after " + options.maxRetries() + " retries: "
+                        : "Redis refused a view write: ") + failure.getMessage(), failure);
+            }
+            retries.inc();
+            Thread.sleep(Math.min(2_000, 50L << tryNo));
+            List<ViewWrite> writes = attempt instanceof BatchFutures b ? b.writes : List.of();
+            attempt = writes.isEmpty() ? sendMeta(now) : send(writes, now);
+        }
+    }
+
+    static boolean retryable(Throwable t) {
+        if (t instanceof RedisConnectionException || t instanceof RedisCommandTimeoutException
+                || t instanceof TimeoutException || t instanceof java.io.IOException) {
+            return true;
+        }
+        if (t instanceof RedisCommandExecutionException e && e.getMessage() != null) {
+            String m = e.getMessage();
+            return m.startsWith("LOADING") || m.startsWith("BUSY") || m.startsWith("TRYAGAIN") || m.startsWith("CLUSTERDOWN");
+        }
+        return t instanceof io.lettuce.core.RedisException && t.getMessage() != null
+                && t.getMessage().contains("Connection");
+    }
+
+    @Override
+    public void close() throws Exception {
+        closed = true;
+        try {
+            connection.close();
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package dev.kvrouter.view;
+
+import java.util.Objects;
+
+/**
+ * One write to the routing view: set or delete one field of one hash. The sink keeps only the
+ * newest write per (key, field) between flushes; a null value deletes the field.
+ *
+ * <p>A POJO (public fields, no-arg constructor) so Flink serializes it without Kryo.
+ */
+public class ViewWrite {
+
+    /** A block field in a group hash, or an engine in the engine table. */
+    public enum Kind { BLOCK, ENGINE }
+
+    public Kind kind;
+    /** BLOCK: the group tag hash; ENGINE: unused (0). */
+    public long tag;
+    /** BLOCK: 16-hex canonical hash; ENGINE: engine id. */
+    public String field;
+    /** The new value, or null to delete the field. */
+    public String value;
+    /** BLOCK: when the newest holder in the value expires (epoch ms): the key's TTL is at least this. */
+    public long expireAtMs;
+    /** Event time the write reflects (epoch ms), for the view's watermark and freshness metrics. */
+    public long eventTimeMs;
+
+    public ViewWrite() {}
+
+    public static ViewWrite block(long tag, long blockHash, String value, long expireAtMs, long eventTimeMs) {
+        ViewWrite w = new ViewWrite();
+        w.kind = Kind.BLOCK;
+        w.tag = tag;
+        w.field = ViewLayout.hex(blockHash);
+        w.value = value;
+        w.expireAtMs = expireAtMs;
+        w.eventTimeMs = eventTimeMs;
+        return w;
+    }
+
+    public static ViewWrite engine(String engineId, EngineEntry entry, long eventTimeMs) {
+        ViewWrite w = new ViewWrite();
+        w.kind = Kind.ENGINE;
+        w.field = engineId;
+        w.value = entry == null ? null : entry.encode();
+        w.eventTimeMs = eventTimeMs;
+        return w;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ViewWrite w && kind == w.kind && tag == w.tag && expireAtMs == w.expireAtMs
+                && eventTimeMs == w.eventTimeMs && Objects.equals(field, w.field) && Objects.equals(value, w.value);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(kind, tag, field, value, expireAtMs, eventTimeMs);
+    }
+
+    @Override
+    public String toString() {
+        return kind + (kind == Kind.BLOCK ? " {" + ViewLayout.hex(tag) + "} " : " ") + field + " = " + value;
+    }
+}

@@ -1,0 +1,149 @@
+#!lua name=kvrouter
+
+-- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
+-- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
+local LAYOUT = 1
+
+-- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms
+local function parse_engine(v)
+  local f = {}
+  for part in string.gmatch(v, '([^|]*)|?') do
+    f[#f + 1] = part
+    if #f == 8 then break end
+  end
+  return {
+    status = f[1], waiting = tonumber(f[2]) or 0, running = tonumber(f[3]) or 0,
+    kv = tonumber(f[4]) or 0, tau = tonumber(f[5]) or 1, epoch = f[6],
+    unsynced = f[7] == '1', updated = tonumber(f[8]) or 0,
+  }
+end
+
+-- Block field value: engine=stored_ms(base 36).epoch(base 36),engine=...
+local function holders(v)
+  local h = {}
+  if v then
+    for engine, stored, epoch in string.gmatch(v, '([^,=]+)=(%w+)%.(%w+)') do
+      h[engine] = {stored = tonumber(stored, 36), epoch = tostring(tonumber(epoch, 36))}
+    end
+  end
+  return h
+end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- KEYS: meta, engines, group of block 1, group of blocks 2..n
+-- ARGV: max_view_age_ms, n, hash_1 ... hash_n (16 hex digits each)
+-- Returns: engine, matched blocks, reason, view age ms (-1 without a view), confidence (string)
+local function pick(keys, args)
+  local max_age = tonumber(args[1])
+  local n = tonumber(args[2])
+  local now = now_ms()
+  local meta = redis.call('HMGET', keys[1], 'updated_ms', 'busy_factor', 'confidence_floor')
+  if not meta[1] then
+    return {'', 0, 'NO_VIEW', -1, '0'}
+  end
+  local age = now - tonumber(meta[1])
+  local busy_factor = tonumber(meta[2]) or 2
+  local floor = tonumber(meta[3]) or 0.05
+  local horizon = -math.log(floor)
+
+  local engines, live, total_load = {}, 0, 0
+  local flat = redis.call('HGETALL', keys[2])
+  for i = 1, #flat, 2 do
+    local e = parse_engine(flat[i + 1])
+    if e.status ~= 'DEAD' and e.status ~= 'RESTARTED' then
+      e.load = e.waiting + e.running
+      engines[flat[i]] = e
+      live = live + 1
+      total_load = total_load + e.load
+    end
+  end
+  local mean = live > 0 and total_load / live or 0
+
+  local function overloaded(id)
+    local e = engines[id]
+    if e.status == 'BUSY' or e.status == 'DRAINING' then return 'SPILL_BUSY' end
+    if mean > 0 and e.load > busy_factor * mean then return 'SPILL_HOT' end
+    return nil
+  end
+
+  local function least_loaded()
+    local best, best_load = '', math.huge
+    for id, e in pairs(engines) do
+      if not overloaded(id) and (e.load < best_load or (e.load == best_load and id < best)) then
+        best, best_load = id, e.load
+      end
+    end
+    if best == '' then
+      for id, e in pairs(engines) do
+        if e.load < best_load or (e.load == best_load and id < best) then best, best_load = id, e.load end
+      end
+    end
+    return best
+  end
+
+  if age > max_age or n == 0 then
+    return {least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}
+  end
+
+  -- The longest consecutive run of blocks each engine holds, from the first block on.
+  local function valid(id, entry)
+    local e = engines[id]
+    if not e or entry.epoch ~= e.epoch then return nil end
+    local c = math.exp(-(now - entry.stored) / e.tau)
+    if e.unsynced then c = c * 0.5 end
+    if c < floor or (now - entry.stored) / e.tau > horizon then return nil end
+    return c
+  end
+
+  local depth, conf = {}, {}
+  for id, entry in pairs(holders(redis.call('HGET', keys[3], args[3]))) do
+    local c = valid(id, entry)
+    if c then depth[id] = 1; conf[id] = c end
+  end
+  if n > 1 and next(depth) ~= nil then
+    local rest = redis.call('HMGET', keys[4], unpack(args, 4, 2 + n))
+    for i = 2, n do
+      local h = holders(rest[i - 1])
+      local advanced = false
+      for id, d in pairs(depth) do
+        if d == i - 1 and h[id] then
+          local c = valid(id, h[id])
+          if c then depth[id] = i; conf[id] = c; advanced = true end
+        end
+      end
+      if not advanced then break end
+    end
+  end
+
+  -- Best holder: most blocks times confidence, then least load.
+  local ranked = {}
+  for id, d in pairs(depth) do ranked[#ranked + 1] = id end
+  if #ranked == 0 then
+    return {least_loaded(), 0, 'COLD', age, '0'}
+  end
+  table.sort(ranked, function(a, b)
+    local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
+    if sa ~= sb then return sa > sb end
+    if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+    return a < b
+  end)
+  local first = ranked[1]
+  local why = overloaded(first)
+  if not why then
+    return {first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}
+  end
+  for i = 2, #ranked do
+    local id = ranked[i]
+    if not overloaded(id) then
+      return {id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}
+    end
+  end
+  return {least_loaded(), 0, why, age, '0'}
+end
+
+redis.register_function{function_name = 'kvr_pick', callback = pick, flags = {'no-writes'}}
+redis.register_function{function_name = 'kvr_layout', callback = function() return LAYOUT end, flags = {'no-writes'}}
