@@ -37,18 +37,25 @@ public final class KvRouterClient implements AutoCloseable {
      */
     public record Pick(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Source source) {}
 
+    /**
+     * @param maxViewAge       older than this, the view is not trusted: least-loaded routing instead
+     * @param timeout          per Redis command; a balancer cannot wait long
+     * @param maxBlocks        longest prompt prefix looked up, in canonical blocks
+     * @param snapshotInterval how often the engine table is copied in the background, for
+     *                         least-loaded routing while Redis does not answer
+     */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
-                          Duration timeout, int maxBlocks) {
+                          Duration timeout, int maxBlocks, Duration snapshotInterval) {
         public static Options defaults(String redisUrl) {
-            return new Options(redisUrl, "kvr:", 16, 2, Duration.ofSeconds(2), Duration.ofMillis(100), 4096);
+            return new Options(redisUrl, "kvr:", 16, 2, Duration.ofSeconds(2), Duration.ofMillis(100), 4096, Duration.ofSeconds(1));
         }
 
         public Options withKeyPrefix(String prefix) {
-            return new Options(redisUrl, prefix, chunkTokens, tagDepth, maxViewAge, timeout, maxBlocks);
+            return new Options(redisUrl, prefix, chunkTokens, tagDepth, maxViewAge, timeout, maxBlocks, snapshotInterval);
         }
 
         public Options withMaxViewAge(Duration age) {
-            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, age, timeout, maxBlocks);
+            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, age, timeout, maxBlocks, snapshotInterval);
         }
     }
 
@@ -60,6 +67,7 @@ public final class KvRouterClient implements AutoCloseable {
     private final RedisCommands<String, String> redis;
     /** Last engine table read, for load-only routing while Redis is unreachable. */
     private volatile Map<String, String> lastEngines = Map.of();
+    private final java.util.concurrent.ScheduledExecutorService snapshots;
 
     public KvRouterClient(Options options) {
         this.options = options;
@@ -77,6 +85,21 @@ public final class KvRouterClient implements AutoCloseable {
                 .build());
         this.connection = client.connect();
         this.redis = connection.sync();
+        this.snapshots = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "kvr-engine-snapshot");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = options.snapshotInterval().toMillis();
+        snapshots.scheduleWithFixedDelay(this::refreshSnapshot, 0, every, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    private void refreshSnapshot() {
+        try {
+            engines();
+        } catch (RuntimeException e) {
+            // Redis unreachable: keep the last copy, which is what the fallback is for.
+        }
     }
 
     /** Picks an engine for a prompt given as token ids. */
@@ -132,8 +155,10 @@ public final class KvRouterClient implements AutoCloseable {
             }
         }
         Source answered = source;
+        // Copy once: the snapshot thread may replace it meanwhile.
+        Map<String, String> known = lastEngines;
         List<Map.Entry<String, EngineEntry>> live = new ArrayList<>();
-        lastEngines.forEach((id, v) -> live.add(Map.entry(id, EngineEntry.decode(v))));
+        known.forEach((id, v) -> live.add(Map.entry(id, EngineEntry.decode(v))));
         return live.stream()
                 .filter(e -> !"DRAINING".equals(e.getValue().status()))
                 .min(Comparator.<Map.Entry<String, EngineEntry>>comparingInt(e -> e.getValue().load()).thenComparing(Map.Entry::getKey))
@@ -143,6 +168,7 @@ public final class KvRouterClient implements AutoCloseable {
 
     @Override
     public void close() {
+        snapshots.shutdownNow();
         try {
             connection.close();
         } finally {

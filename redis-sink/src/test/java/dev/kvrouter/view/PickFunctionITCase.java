@@ -1,0 +1,160 @@
+package dev.kvrouter.view;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.balancer.KvRouterClient.Pick;
+import dev.kvrouter.balancer.KvRouterClient.Source;
+import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.stack.junit.LocalStackExtension;
+import dev.kvrouter.stack.junit.UniqueNames;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** {@code kvr_pick} on the real Redis, on a view laid out by hand exactly as the sink writes it. */
+@ExtendWith(LocalStackExtension.class)
+class PickFunctionITCase {
+
+    private static final long TAU = 600_000;
+
+    private RedisClient client;
+    private StatefulRedisConnection<String, String> connection;
+    private RedisCommands<String, String> redis;
+    private ViewLayout layout;
+    private KvRouterClient router;
+    private long[] chain;
+    private long now;
+
+    @BeforeEach
+    void setUp(StackAddresses stack) {
+        client = RedisClient.create(stack.redisUrl());
+        connection = client.connect();
+        redis = connection.sync();
+        redis.functionLoad(ViewLayout.functionLibrary(), true);
+        layout = new ViewLayout(UniqueNames.redisPrefix("it-pick"));
+        router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl()).withKeyPrefix(layout.prefix()));
+        chain = new CanonicalBlockHasher(16).chain("m", null, IntStream.range(0, 64).toArray(), List.of());
+        now = System.currentTimeMillis();
+        freshMeta();
+        engine("e1", "READY", 1, 1);
+        engine("e2", "READY", 2, 1);
+        engine("e3", "READY", 0, 1);
+    }
+
+    @AfterEach
+    void tearDown() {
+        router.close();
+        connection.close();
+        client.shutdown();
+    }
+
+    @Test
+    void theLongestConsecutivePrefixWins() {
+        hold(1, "e1", "e2", "e3");
+        hold(2, "e1", "e2", "e3");
+        hold(3, "e1", "e2");
+        hold(4, "e2", "e3"); // e3 misses block 3: its run ends at 2
+        Pick p = router.pick(chain);
+        assertThat(p).isEqualTo(new Pick("e2", 4, "AFFINITY", p.viewAgeMs(), p.confidence(), Source.VIEW));
+        assertThat(p.viewAgeMs()).isBetween(0L, 5_000L);
+        assertThat(p.confidence()).isGreaterThan(0.9);
+    }
+
+    @Test
+    void aStaleEpochOrADecayedEntryDoesNotCount() {
+        hold(1, "e1", "e2");
+        hold(2, "e1", "e2");
+        hold(3, "e1", "e2");
+        redis.hset(layout.groupKey(chain[1]), ViewLayout.hex(chain[2]),
+                ViewLayout.holder("e1", now, 1) + "," + ViewLayout.holder("e2", now, 0)); // e2 restarted since
+        assertThat(router.pick(chain).engineId()).isEqualTo("e1");
+        assertThat(router.pick(chain).matchedBlocks()).isEqualTo(3);
+
+        redis.hset(layout.groupKey(chain[0]), ViewLayout.hex(chain[0]), ViewLayout.holder("e1", now - 4 * TAU, 1));
+        Pick cold = router.pick(chain);
+        assertThat(cold.reason()).as("exp(-4) < the 0.05 floor").isEqualTo("COLD");
+        assertThat(cold.engineId()).as("least loaded").isEqualTo("e3");
+    }
+
+    @Test
+    void aBusyHolderKeepsItsEntriesButIsSpilledFrom() {
+        hold(1, "e1", "e2");
+        hold(2, "e1", "e2");
+        hold(3, "e2");
+        engine("e2", "BUSY", 2, 1);
+        assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e1", 2, "REPLICA");
+        engine("e1", "BUSY", 1, 1);
+        assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 0, "SPILL_BUSY");
+    }
+
+    @Test
+    void aHotHolderAboveKTimesTheFleetMeanIsSpilledFrom() {
+        hold(1, "e2");
+        engine("e2", "READY", 100, 1);
+        // mean = (1 + 100 + 0) / 3 = 33.7; 100 > 2 x 33.7
+        assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_HOT");
+    }
+
+    @Test
+    void anOldViewFallsBackToLeastLoadedAndSaysSo() {
+        hold(1, "e1");
+        redis.hset(layout.metaKey(), "updated_ms", Long.toString(now - 60_000));
+        Pick p = router.pick(chain);
+        assertThat(p).extracting(Pick::engineId, Pick::reason, Pick::source)
+                .containsExactly("e3", "FALLBACK_LOAD_ONLY", Source.FALLBACK_STALE_VIEW);
+        assertThat(p.viewAgeMs()).isGreaterThanOrEqualTo(60_000);
+
+        redis.del(layout.metaKey());
+        assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::source).containsExactly("e3", Source.FALLBACK_STALE_VIEW);
+    }
+
+    @Test
+    void redisDownFallsBackToTheLastKnownLoadsAndSaysSo(StackAddresses stack) throws Exception {
+        hold(1, "e1");
+        String[] hostPort = stack.redisHostPort().split(":");
+        TcpProxy proxy = new TcpProxy(hostPort[0], Integer.parseInt(hostPort[1]));
+        try (KvRouterClient viaProxy = new KvRouterClient(KvRouterClient.Options.defaults("redis://127.0.0.1:" + proxy.port())
+                .withKeyPrefix(layout.prefix()))) {
+            assertThat(viaProxy.pick(chain)).extracting(Pick::engineId, Pick::source).containsExactly("e1", Source.VIEW);
+            assertThat(viaProxy.engines()).containsOnlyKeys("e1", "e2", "e3"); // as the background copy does each second
+            proxy.close(); // Redis is gone for this client, and stays gone
+            Pick p = viaProxy.pick(chain);
+            assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason, Pick::source)
+                    .containsExactly("e3", 0, "FALLBACK_LOAD_ONLY", Source.FALLBACK_REDIS_DOWN);
+        }
+    }
+
+    @Test
+    void anUnknownPromptIsColdOnTheLeastLoadedEngine() {
+        assertThat(router.pick(new long[] {1, 2, 3})).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 0, "COLD");
+        assertThat(router.pick(new long[0]).reason()).isEqualTo("COLD");
+    }
+
+    private void freshMeta() {
+        redis.hset(layout.metaKey(), Map.of("updated_ms", Long.toString(now), "busy_factor", "2.0",
+                "confidence_floor", "0.05", "layout", "1"));
+    }
+
+    private void engine(String id, String status, int load, long epoch) {
+        redis.hset(layout.enginesKey(), id, new EngineEntry(status, load, 0, 500, TAU, epoch, false, now).encode());
+    }
+
+    /** Block at 1-based position held by engines stored now, epoch 1. */
+    private void hold(int position, String... engines) {
+        String value = String.join(",", java.util.Arrays.stream(engines).map(e -> ViewLayout.holder(e, now, 1)).toList());
+        redis.hset(layout.groupKey(ViewLayout.tag(chain, position, 2)), ViewLayout.hex(chain[position - 1]), value);
+    }
+}
