@@ -1,8 +1,8 @@
 package dev.kvrouter.balancer;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
-import dev.kvrouter.view.EngineEntry;
-import dev.kvrouter.view.ViewLayout;
+import dev.kvrouter.redis.EngineEntry;
+import dev.kvrouter.redis.ViewLayout;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;

@@ -2,6 +2,7 @@ package dev.kvrouter.schemas;
 
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineLoad;
+import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
@@ -16,6 +17,7 @@ public final class KvrSchemas {
     public static final List<Schema> TOPIC_VALUES = List.of(
             KvEventBatch.getClassSchema(),
             EngineLoad.getClassSchema(),
+            EngineStateChange.getClassSchema(),
             RoutingDecision.getClassSchema(),
             RequestOutcome.getClassSchema(),
             ViewChange.getClassSchema(),

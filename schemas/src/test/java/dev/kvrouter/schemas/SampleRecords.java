@@ -5,7 +5,9 @@ import dev.kvrouter.events.AllBlocksCleared;
 import dev.kvrouter.events.BlockRemoved;
 import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLifecycle;
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineLoad;
+import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
@@ -49,6 +51,12 @@ public final class SampleRecords {
                 .setLifecycle(EngineLifecycle.READY).setHeartbeatIntervalMs(1000).build();
     }
 
+    public static EngineStateChange engineStateChange() {
+        return EngineStateChange.newBuilder().setEngine("engine-7/dp1").setHealth(EngineHealth.SUSPECT)
+                .setPrevious(EngineHealth.READY).setReason("no heartbeat for 5000 ms").setEpoch(4).setUnsynced(true)
+                .setWaiting(3).setRunning(17).setKvUsage(0.61).setResidencyMs(540_000).setTsMs(1_795_000_000_900L).build();
+    }
+
     public static RoutingDecision routingDecision() {
         return RoutingDecision.newBuilder().setRequestId("req-1").setClientId("tenant-a").setPrefixClass(null)
                 .setEngineId("engine-7").setPredictedCachedBlocks(12).setReason(RouteReason.AFFINITY)
@@ -82,6 +90,6 @@ public final class SampleRecords {
     }
 
     public static List<SpecificRecord> all() {
-        return List.of(kvEventBatch(), engineLoad(), routingDecision(), requestOutcome(), viewChange(), classRatios(), deadLetter());
+        return List.of(kvEventBatch(), engineLoad(), engineStateChange(), routingDecision(), requestOutcome(), viewChange(), classRatios(), deadLetter());
     }
 }

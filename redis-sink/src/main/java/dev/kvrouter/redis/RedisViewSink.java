@@ -1,4 +1,4 @@
-package dev.kvrouter.view;
+package dev.kvrouter.redis;
 
 import java.io.IOException;
 import org.apache.flink.api.connector.sink2.Sink;

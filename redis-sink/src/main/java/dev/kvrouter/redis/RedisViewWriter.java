@@ -1,4 +1,4 @@
-package dev.kvrouter.view;
+package dev.kvrouter.redis;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.ExpireArgs;

@@ -1,4 +1,4 @@
-package dev.kvrouter.view;
+package dev.kvrouter.redis;
 
 import java.io.Serializable;
 import java.net.URI;

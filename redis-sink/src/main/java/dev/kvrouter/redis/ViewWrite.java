@@ -1,4 +1,4 @@
-package dev.kvrouter.view;
+package dev.kvrouter.redis;
 
 import java.util.Objects;
 

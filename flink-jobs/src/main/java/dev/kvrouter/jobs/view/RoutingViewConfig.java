@@ -1,0 +1,171 @@
+package dev.kvrouter.jobs.view;
+
+import static dev.kvrouter.jobs.view.RoutingViewOptions.*;
+
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.Configuration;
+
+/**
+ * The routing-view job's configuration: immutable, typed, validated once. {@link #from} reports
+ * every problem (missing, malformed, out of range, unknown keys) in one exception.
+ */
+public record RoutingViewConfig(
+        String kafkaBootstrap, String schemaRegistryUrl, String redisUrl, String topicPrefix, String groupId,
+        String startingOffsets,
+        String viewKeyPrefix, int chunkTokens, int tagDepth, double busyFactor, double confidenceFloor, Duration viewTtl,
+        Duration defaultResidency, Duration maxResidency, double residencyLearningRate, Duration suspectAfter,
+        Duration deadAfter, Duration forgetAfter, int queueCap, int maxBlocksPerEngine, Duration engineUpdateInterval,
+        int maxEventsPerBatch, int maxHashesPerEvent, int maxBlockSize, int maxStringLength,
+        Duration checkpointInterval, int parallelism) implements Serializable {
+
+    public String topic(String name) {
+        return topicPrefix + name;
+    }
+
+    public String kvEventsTopic() {
+        return topic("kvr.kv-events");
+    }
+
+    public String engineLoadTopic() {
+        return topic("kvr.engine-load");
+    }
+
+    public String deadLetterTopic() {
+        return topic("kvr.dead-letter");
+    }
+
+    public String viewChangelogTopic() {
+        return topic("kvr.view-changelog");
+    }
+
+    public String engineStateTopic() {
+        return topic("kvr.engine-state");
+    }
+
+    /** ln(1 / floor): an entry lives this many residency times. */
+    public double lifetimesToFloor() {
+        return Math.log(1 / confidenceFloor);
+    }
+
+    public static RoutingViewConfig from(Map<String, String> settings) {
+        return from(Configuration.fromMap(settings), settings.keySet());
+    }
+
+    static RoutingViewConfig from(Configuration c, Set<String> givenKeys) {
+        List<String> problems = new ArrayList<>();
+        Set<String> known = RoutingViewOptions.all().stream().map(ConfigOption::key).collect(Collectors.toSet());
+        givenKeys.stream().filter(k -> !known.contains(k)).sorted()
+                .forEach(k -> problems.add("unknown option '" + k + "' (see --help for the options)"));
+        Reader r = new Reader(c, problems);
+        RoutingViewConfig config = new RoutingViewConfig(
+                r.required(KAFKA_BOOTSTRAP), r.required(SCHEMA_REGISTRY_URL), r.required(REDIS_URL), r.get(TOPIC_PREFIX),
+                r.get(GROUP_ID), r.oneOf(STARTING_OFFSETS, "latest", "earliest"),
+                r.get(VIEW_KEY_PREFIX), r.atLeast(CHUNK_TOKENS, 1), r.atLeast(TAG_DEPTH, 1), r.above(BUSY_FACTOR, 1.0),
+                r.between(CONFIDENCE_FLOOR, 0.0, 1.0), r.atLeast(VIEW_TTL, Duration.ofSeconds(1)),
+                r.atLeast(DEFAULT_RESIDENCY, Duration.ofSeconds(1)), r.atLeast(MAX_RESIDENCY, Duration.ofSeconds(1)),
+                r.fraction(RESIDENCY_LEARNING_RATE), r.atLeast(SUSPECT_AFTER, Duration.ofMillis(100)),
+                r.atLeast(DEAD_AFTER, Duration.ofMillis(100)), r.atLeast(FORGET_AFTER, Duration.ZERO),
+                r.atLeast(QUEUE_CAP, 1), r.atLeast(MAX_BLOCKS_PER_ENGINE, 1), r.atLeast(ENGINE_UPDATE_INTERVAL, Duration.ZERO),
+                r.atLeast(MAX_EVENTS_PER_BATCH, 1), r.atLeast(MAX_HASHES_PER_EVENT, 1), r.atLeast(MAX_BLOCK_SIZE, 1),
+                r.atLeast(MAX_STRING_LENGTH, 16),
+                r.atLeast(CHECKPOINT_INTERVAL, Duration.ofMillis(100)), r.atLeast(PARALLELISM, 1));
+        if (problems.isEmpty()) {
+            if (config.deadAfter().compareTo(config.suspectAfter()) <= 0) {
+                problems.add(DEAD_AFTER.key() + " (" + config.deadAfter() + ") must be longer than " + SUSPECT_AFTER.key()
+                        + " (" + config.suspectAfter() + ")");
+            }
+            if (config.maxResidency().compareTo(config.defaultResidency()) < 0) {
+                problems.add(MAX_RESIDENCY.key() + " must be at least " + DEFAULT_RESIDENCY.key());
+            }
+            if (config.viewKeyPrefix().isEmpty() || config.viewKeyPrefix().matches(".*[{}].*")) {
+                problems.add(VIEW_KEY_PREFIX.key() + " must be non-empty and free of { }");
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("the routing-view job's configuration has " + problems.size()
+                    + " problem(s):\n  - " + String.join("\n  - ", problems));
+        }
+        return config;
+    }
+
+    /** Reads options, adding a problem for each that is missing or malformed instead of stopping. */
+    private record Reader(Configuration c, List<String> problems) {
+        <T> T get(ConfigOption<T> option) {
+            try {
+                return c.get(option);
+            } catch (IllegalArgumentException e) {
+                problems.add(option.key() + ": " + e.getMessage());
+                return option.defaultValue();
+            }
+        }
+
+        String required(ConfigOption<String> option) {
+            String v = get(option);
+            if (v == null || v.isBlank()) {
+                problems.add(option.key() + " is required: " + option.description());
+            }
+            return v;
+        }
+
+        String oneOf(ConfigOption<String> option, String... allowed) {
+            String v = get(option);
+            if (!List.of(allowed).contains(v)) {
+                problems.add(option.key() + " must be one of " + String.join(", ", allowed) + ", was '" + v + "'");
+            }
+            return v;
+        }
+
+        int atLeast(ConfigOption<Integer> option, int min) {
+            Integer v = get(option);
+            if (v == null || v < min) {
+                problems.add(option.key() + " must be at least " + min + ", was " + v);
+                return min;
+            }
+            return v;
+        }
+
+        Duration atLeast(ConfigOption<Duration> option, Duration min) {
+            Duration v = get(option);
+            if (v == null || v.compareTo(min) < 0) {
+                problems.add(option.key() + " must be at least " + min + ", was " + v);
+                return min;
+            }
+            return v;
+        }
+
+        double above(ConfigOption<Double> option, double min) {
+            Double v = get(option);
+            if (v == null || !(v > min)) {
+                problems.add(option.key() + " must be above " + min + ", was " + v);
+                return min + 1;
+            }
+            return v;
+        }
+
+        /** In (0, 1]. */
+        double fraction(ConfigOption<Double> option) {
+            Double v = get(option);
+            if (v == null || !(v > 0 && v <= 1)) {
+                problems.add(option.key() + " must be above 0 and at most 1, was " + v);
+                return 1;
+            }
+            return v;
+        }
+
+        double between(ConfigOption<Double> option, double lowExclusive, double highExclusive) {
+            Double v = get(option);
+            if (v == null || !(v > lowExclusive && v < highExclusive)) {
+                problems.add(option.key() + " must be between " + lowExclusive + " and " + highExclusive + ", was " + v);
+                return (lowExclusive + highExclusive) / 2;
+            }
+            return v;
+        }
+    }
+}

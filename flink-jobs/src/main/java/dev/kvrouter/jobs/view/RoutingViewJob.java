@@ -1,0 +1,151 @@
+package dev.kvrouter.jobs.view;
+
+import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.events.EngineStateChange;
+import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.redis.RedisViewSink;
+import dev.kvrouter.redis.RedisViewSinkOptions;
+import dev.kvrouter.schemas.flink.RegistrySchemaCoderProvider;
+import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.view.ViewChange;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.serialization.SerializationSchema;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.formats.avro.RegistryAvroSerializationSchema;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.Collector;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+
+/**
+ * The routing-view job: reads config, wires Kafka, the registry and Redis to
+ * {@link RoutingViewWorkflow}, and runs. Options: {@code --help}.
+ */
+public final class RoutingViewJob {
+
+    private RoutingViewJob() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 1 && ("--help".equals(args[0]) || "-h".equals(args[0]))) {
+            System.out.println(help());
+            return;
+        }
+        RoutingViewConfig config = RoutingViewConfig.from(parseArgs(args));
+        StreamExecutionEnvironment env = environment(config);
+        wire(env, config);
+        env.execute("kv-router routing view");
+    }
+
+    /** An environment as the job needs it: no Kryo fallback, checkpoints on. */
+    public static StreamExecutionEnvironment environment(RoutingViewConfig config) {
+        Configuration conf = new Configuration();
+        conf.set(PipelineOptions.GENERIC_TYPES, false);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.configure(conf);
+        env.enableCheckpointing(config.checkpointInterval().toMillis());
+        env.setParallelism(config.parallelism());
+        return env;
+    }
+
+    /** The Kafka sources, the Redis and Kafka sinks, around the workflow. */
+    public static void wire(StreamExecutionEnvironment env, RoutingViewConfig config) {
+        DataStream<RawRecord> kvEvents = env.fromSource(source(config, config.kvEventsTopic()),
+                WatermarkStrategy.noWatermarks(), "kv events").uid("source-kv-events");
+        DataStream<RawRecord> loads = env.fromSource(source(config, config.engineLoadTopic()),
+                WatermarkStrategy.noWatermarks(), "engine load").uid("source-engine-load");
+        RedisViewSink view = new RedisViewSink(RedisViewSinkOptions.defaults(config.redisUrl())
+                .withKeyPrefix(config.viewKeyPrefix())
+                .withView(config.chunkTokens(), config.tagDepth(), config.busyFactor(), config.confidenceFloor(),
+                        config.viewTtl().toMillis()));
+        RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(kvEvents, loads), new RoutingViewWorkflow.Sinks(
+                view,
+                kafkaSink(config, config.viewChangelogTopic(), ViewChange.class,
+                        c -> (ViewLayout.hex(c.getBlockHash()) + "/" + c.getEngineId()).getBytes(StandardCharsets.UTF_8)),
+                kafkaSink(config, config.engineStateTopic(), EngineStateChange.class,
+                        s -> s.getEngine().getBytes(StandardCharsets.UTF_8)),
+                kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
+                        d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8))));
+    }
+
+    static KafkaSource<RawRecord> source(RoutingViewConfig config, String topic) {
+        return KafkaSource.<RawRecord>builder()
+                .setBootstrapServers(config.kafkaBootstrap())
+                .setTopics(topic)
+                .setGroupId(config.groupId())
+                .setStartingOffsets(OffsetsInitializer.committedOffsets("earliest".equals(config.startingOffsets())
+                        ? OffsetResetStrategy.EARLIEST : OffsetResetStrategy.LATEST))
+                .setDeserializer(new RawRecordDeserializer())
+                .build();
+    }
+
+    static <T extends SpecificRecord> KafkaSink<T> kafkaSink(RoutingViewConfig config, String topic, Class<T> type,
+                                                            SerializationSchema<T> key) {
+        Map<String, String> registry = Map.of(RegistrySettings.URL, config.schemaRegistryUrl());
+        return KafkaSink.<T>builder()
+                .setBootstrapServers(config.kafkaBootstrap())
+                .setRecordSerializer(KafkaRecordSerializationSchema.<T>builder()
+                        .setTopic(topic)
+                        .setKeySerializationSchema(key)
+                        .setValueSerializationSchema(RegistryAvroSerializationSchema.forSpecific(type,
+                                RegistrySchemaCoderProvider.forTopicValue(registry, topic)))
+                        .build())
+                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                .build();
+    }
+
+    /** Keeps the record's bytes and origin; decoding happens in the job, where failures become dead letters. */
+    static final class RawRecordDeserializer implements KafkaRecordDeserializationSchema<RawRecord> {
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> r, Collector<RawRecord> out) {
+            out.collect(new RawRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), r.key(), r.value()));
+        }
+
+        @Override
+        public TypeInformation<RawRecord> getProducedType() {
+            return TypeInformation.of(RawRecord.class);
+        }
+    }
+
+    /** {@code --key value} or {@code --key=value} pairs. */
+    static Map<String, String> parseArgs(String[] args) {
+        Map<String, String> settings = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (!a.startsWith("--")) {
+                throw new IllegalArgumentException("expected --option value, got '" + a + "'");
+            }
+            int eq = a.indexOf('=');
+            if (eq > 0) {
+                settings.put(a.substring(2, eq), a.substring(eq + 1));
+            } else if (i + 1 < args.length) {
+                settings.put(a.substring(2), args[++i]);
+            } else {
+                throw new IllegalArgumentException("option " + a + " has no value");
+            }
+        }
+        return settings;
+    }
+
+    static String help() {
+        StringBuilder b = new StringBuilder("kv-router routing-view job. Options (--name value):\n");
+        for (var o : RoutingViewOptions.all()) {
+            b.append(String.format("  --%-32s %s%s%n", o.key(), o.description(),
+                    o.hasDefaultValue() ? " (default: " + o.defaultValue() + ")" : ""));
+        }
+        return b.toString();
+    }
+}

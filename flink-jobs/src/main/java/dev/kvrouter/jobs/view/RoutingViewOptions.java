@@ -1,0 +1,99 @@
+package dev.kvrouter.jobs.view;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+/** Every option of the routing-view job, declared once, with its default and what it is for. */
+public final class RoutingViewOptions {
+
+    private RoutingViewOptions() {}
+
+    // --- where things are ---------------------------------------------------------------------
+
+    public static final ConfigOption<String> KAFKA_BOOTSTRAP = ConfigOptions.key("kafka.bootstrap").stringType()
+            .noDefaultValue().withDescription("Kafka bootstrap servers, host:port[,host:port]. Required.");
+    public static final ConfigOption<String> SCHEMA_REGISTRY_URL = ConfigOptions.key("schema-registry.url").stringType()
+            .noDefaultValue().withDescription("Confluent-compatible schema registry base URL. Required.");
+    public static final ConfigOption<String> REDIS_URL = ConfigOptions.key("redis.url").stringType()
+            .noDefaultValue().withDescription("Redis holding the routing view, redis://host:port. Required.");
+    public static final ConfigOption<String> TOPIC_PREFIX = ConfigOptions.key("topics.prefix").stringType()
+            .defaultValue("").withDescription("Prefix of every topic name (as given to 'kvr topics apply --prefix').");
+    public static final ConfigOption<String> GROUP_ID = ConfigOptions.key("kafka.group-id").stringType()
+            .defaultValue("kvr-routing-view").withDescription("Kafka consumer group of the job's sources.");
+    public static final ConfigOption<String> STARTING_OFFSETS = ConfigOptions.key("kafka.starting-offsets").stringType()
+            .defaultValue("latest").withDescription("Where a job without a checkpoint starts reading: latest or earliest.");
+
+    // --- the view ----------------------------------------------------------------------------
+
+    public static final ConfigOption<String> VIEW_KEY_PREFIX = ConfigOptions.key("view.key-prefix").stringType()
+            .defaultValue("kvr:").withDescription("Prefix of every Redis key of the view.");
+    public static final ConfigOption<Integer> CHUNK_TOKENS = ConfigOptions.key("view.chunk-tokens").intType()
+            .defaultValue(16).withDescription("Canonical block size in tokens; a multiple or divisor of every engine's block size.");
+    public static final ConfigOption<Integer> TAG_DEPTH = ConfigOptions.key("view.tag-depth").intType()
+            .defaultValue(2).withDescription("Chain depth whose hash tags a block's Redis key (blocks past it share a slot).");
+    public static final ConfigOption<Double> BUSY_FACTOR = ConfigOptions.key("view.busy-factor").doubleType()
+            .defaultValue(2.0).withDescription("k: pick spills from an engine whose load exceeds k x the fleet mean.");
+    public static final ConfigOption<Double> CONFIDENCE_FLOOR = ConfigOptions.key("view.confidence-floor").doubleType()
+            .defaultValue(0.05).withDescription("An entry expires when its confidence exp(-age/residency) falls below this.");
+    public static final ConfigOption<Duration> VIEW_TTL = ConfigOptions.key("view.ttl").durationType()
+            .defaultValue(Duration.ofSeconds(30)).withDescription("With the job stopped, the view vouches for no engine after this long.");
+
+    // --- engines -----------------------------------------------------------------------------
+
+    public static final ConfigOption<Duration> DEFAULT_RESIDENCY = ConfigOptions.key("engine.default-residency").durationType()
+            .defaultValue(Duration.ofMinutes(10)).withDescription("Residency time of an engine's blocks before any store-to-remove lifetime was seen.");
+    public static final ConfigOption<Duration> MAX_RESIDENCY = ConfigOptions.key("engine.max-residency").durationType()
+            .defaultValue(Duration.ofHours(1)).withDescription("Cap of the learned residency time (and so of every entry's life).");
+    public static final ConfigOption<Double> RESIDENCY_LEARNING_RATE = ConfigOptions.key("engine.residency-learning-rate").doubleType()
+            .defaultValue(0.05).withDescription("Weight of each observed block lifetime in the residency average (0..1].");
+    public static final ConfigOption<Duration> SUSPECT_AFTER = ConfigOptions.key("engine.suspect-after").durationType()
+            .defaultValue(Duration.ofSeconds(5)).withDescription("Silence (no load report or KV event) after which an engine is suspect.");
+    public static final ConfigOption<Duration> DEAD_AFTER = ConfigOptions.key("engine.dead-after").durationType()
+            .defaultValue(Duration.ofSeconds(15)).withDescription("Silence after which an engine is dead: its entries leave the view.");
+    public static final ConfigOption<Duration> FORGET_AFTER = ConfigOptions.key("engine.forget-after").durationType()
+            .defaultValue(Duration.ofMinutes(10)).withDescription("How long a dead engine's record is kept before its state is cleared.");
+    public static final ConfigOption<Integer> QUEUE_CAP = ConfigOptions.key("engine.queue-cap").intType()
+            .defaultValue(64).withDescription("An engine with more waiting requests than this is busy.");
+    public static final ConfigOption<Integer> MAX_BLOCKS_PER_ENGINE = ConfigOptions.key("engine.max-blocks").intType()
+            .defaultValue(1_000_000).withDescription("Engine blocks tracked per engine; stores beyond it are counted and not indexed.");
+    public static final ConfigOption<Duration> ENGINE_UPDATE_INTERVAL = ConfigOptions.key("engine.update-interval").durationType()
+            .defaultValue(Duration.ofMillis(500)).withDescription("Load-only changes of an engine reach the view at most this often.");
+
+    // --- input limits (beyond them an event goes to the dead-letter topic) ----------------------
+
+    public static final ConfigOption<Integer> MAX_EVENTS_PER_BATCH = ConfigOptions.key("limits.max-events-per-batch").intType()
+            .defaultValue(10_000).withDescription("Events in one KV event batch.");
+    public static final ConfigOption<Integer> MAX_HASHES_PER_EVENT = ConfigOptions.key("limits.max-hashes-per-event").intType()
+            .defaultValue(8_192).withDescription("Block hashes in one BlockStored or BlockRemoved.");
+    public static final ConfigOption<Integer> MAX_BLOCK_SIZE = ConfigOptions.key("limits.max-block-size").intType()
+            .defaultValue(4_096).withDescription("Tokens per engine block.");
+    public static final ConfigOption<Integer> MAX_STRING_LENGTH = ConfigOptions.key("limits.max-string-length").intType()
+            .defaultValue(512).withDescription("Length of ids, model and LoRA names, media, extra keys.");
+
+    // --- running -----------------------------------------------------------------------------
+
+    public static final ConfigOption<Duration> CHECKPOINT_INTERVAL = ConfigOptions.key("job.checkpoint-interval").durationType()
+            .defaultValue(Duration.ofSeconds(10)).withDescription("Checkpoint interval; the view sink flushes at every checkpoint.");
+    public static final ConfigOption<Integer> PARALLELISM = ConfigOptions.key("job.parallelism").intType()
+            .defaultValue(1).withDescription("Parallelism of the job's keyed operators.");
+
+    /** Every option above, for validation of unknown keys and for --help. */
+    public static List<ConfigOption<?>> all() {
+        List<ConfigOption<?>> options = new ArrayList<>();
+        for (Field f : RoutingViewOptions.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == ConfigOption.class) {
+                try {
+                    options.add((ConfigOption<?>) f.get(null));
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+        return options;
+    }
+}

@@ -1,0 +1,105 @@
+package dev.kvrouter.jobs.view;
+
+import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.events.EngineHealth;
+import dev.kvrouter.events.EngineLoad;
+import dev.kvrouter.events.EngineStateChange;
+import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.jobs.view.functions.DecodeFunction;
+import dev.kvrouter.jobs.view.functions.EngineTracker;
+import dev.kvrouter.jobs.view.functions.PrefixLocationTable;
+import dev.kvrouter.jobs.view.functions.Validation;
+import dev.kvrouter.jobs.view.model.EngineStatus;
+import dev.kvrouter.jobs.view.model.LocationUpdate;
+import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.redis.EngineEntry;
+import dev.kvrouter.redis.ViewWrite;
+import dev.kvrouter.view.ViewChange;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+
+/**
+ * The routing-view job's topology. Sources and sinks come in as arguments, so tests run the same
+ * topology on their own inputs and outputs.
+ *
+ * <pre>
+ * kv events ─ decode+validate ─┐                         ┌─ dead letters
+ * engine load ─ decode+validate┴─ EngineTracker (by engine) ─ PrefixLocationTable (by block) ─ Redis view
+ *                                   └─ engine status ─ Redis engine table, engine-state topic
+ *                                                              └─ view changelog topic
+ * </pre>
+ */
+public final class RoutingViewWorkflow {
+
+    /** Raw Kafka records of the two input topics. */
+    public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad) {}
+
+    public record Sinks(Sink<ViewWrite> view, Sink<ViewChange> viewChanges, Sink<EngineStateChange> engineStates,
+                        Sink<DeadLetter> deadLetters) {}
+
+    private RoutingViewWorkflow() {}
+
+    public static void build(RoutingViewConfig config, Sources sources, Sinks sinks) {
+        Validation validation = new Validation(config);
+        DecodeFunction.Check<KvEventBatch> kvCheck = validation::check;
+        DecodeFunction.Check<EngineLoad> loadCheck = validation::check;
+
+        SingleOutputStreamOperator<KvEventBatch> batches = sources.kvEvents()
+                .process(new DecodeFunction<>(KvEventBatch.class, config.schemaRegistryUrl(), kvCheck))
+                .returns(TypeInformation.of(KvEventBatch.class))
+                .name("decode kv events").uid("decode-kv-events");
+        SingleOutputStreamOperator<EngineLoad> loads = sources.engineLoad()
+                .process(new DecodeFunction<>(EngineLoad.class, config.schemaRegistryUrl(), loadCheck))
+                .returns(TypeInformation.of(EngineLoad.class))
+                .name("decode engine load").uid("decode-engine-load");
+
+        batches.getSideOutput(DecodeFunction.DEAD_LETTERS)
+                .union(loads.getSideOutput(DecodeFunction.DEAD_LETTERS))
+                .sinkTo(sinks.deadLetters()).name("dead letters").uid("sink-dead-letters");
+
+        KeySelector<KvEventBatch, String> batchEngine = b -> EngineTracker.engineKey(b.getEngineId(), b.getDataParallelRank());
+        KeySelector<EngineLoad, String> loadEngine = l -> EngineTracker.engineKey(l.getEngineId(), l.getDataParallelRank());
+        SingleOutputStreamOperator<LocationUpdate> updates = batches.keyBy(batchEngine)
+                .connect(loads.keyBy(loadEngine))
+                .process(new EngineTracker(config))
+                .returns(TypeInformation.of(LocationUpdate.class))
+                .name("engines").uid("engine-tracker");
+        DataStream<EngineStatus> status = updates.getSideOutput(EngineTracker.ENGINE_STATUS);
+
+        KeySelector<LocationUpdate, Long> byBlock = u -> u.blockHash;
+        SingleOutputStreamOperator<ViewWrite> blockWrites = updates.keyBy(byBlock)
+                .process(new PrefixLocationTable())
+                .returns(TypeInformation.of(ViewWrite.class))
+                .name("prefix locations").uid("prefix-location-table");
+
+        blockWrites.getSideOutput(PrefixLocationTable.VIEW_CHANGES)
+                .sinkTo(sinks.viewChanges()).name("view changelog").uid("sink-view-changelog");
+
+        DataStream<ViewWrite> engineWrites = status
+                .map(RoutingViewWorkflow::engineWrite).returns(TypeInformation.of(ViewWrite.class))
+                .name("engine table").uid("engine-table");
+        blockWrites.union(engineWrites).sinkTo(sinks.view()).name("redis view").uid("sink-redis-view");
+
+        status.filter(s -> s.changed).name("health changes").uid("health-changes")
+                .map(RoutingViewWorkflow::stateChange).returns(TypeInformation.of(EngineStateChange.class))
+                .name("engine state").uid("engine-state")
+                .sinkTo(sinks.engineStates()).name("engine-state topic").uid("sink-engine-state");
+    }
+
+    /** Dead engines leave the engine table; pick then ignores every entry of theirs. */
+    static ViewWrite engineWrite(EngineStatus s) {
+        EngineEntry entry = "DEAD".equals(s.health) ? null : new EngineEntry(s.health, s.waiting, s.running,
+                (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs), s.epoch, s.unsynced, s.tsMs);
+        return ViewWrite.engine(s.engine, entry, s.tsMs);
+    }
+
+    static EngineStateChange stateChange(EngineStatus s) {
+        return EngineStateChange.newBuilder()
+                .setEngine(s.engine).setHealth(EngineHealth.valueOf(s.health)).setPrevious(EngineHealth.valueOf(s.previous))
+                .setReason(s.reason).setEpoch(s.epoch).setUnsynced(s.unsynced).setWaiting(s.waiting).setRunning(s.running)
+                .setKvUsage(s.kvUsage).setResidencyMs(s.residencyMs).setTsMs(s.tsMs).build();
+    }
+}

@@ -1,0 +1,95 @@
+package dev.kvrouter.jobs.view.functions;
+
+import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Decodes raw Kafka records (Confluent wire format) into {@code T} and checks them. Anything that
+ * does not decode, is of another type, or fails the checks goes whole to the dead-letter output
+ * with the reason and its topic/partition/offset; the job keeps running.
+ */
+public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
+
+    public static final OutputTag<DeadLetter> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
+
+    /** A check of a decoded record: empty when it is fine, else the reason. */
+    @FunctionalInterface
+    public interface Check<T> extends java.io.Serializable {
+        Optional<String> problem(T record);
+    }
+
+    private final Class<T> type;
+    private final String registryUrl;
+    private final Check<T> check;
+    private transient RegistryAvroDeserializer<Object> deserializer;
+    private transient Counter deadLetters;
+
+    public DecodeFunction(Class<T> type, String registryUrl, Check<T> check) {
+        this.type = type;
+        this.registryUrl = registryUrl;
+        this.check = check;
+    }
+
+    @Override
+    public void open(OpenContext openContext) {
+        deserializer = new RegistryAvroDeserializer<>();
+        deserializer.configure(Map.of(RegistrySettings.URL, registryUrl), false);
+        deadLetters = getRuntimeContext().getMetricGroup().counter("deadLetters");
+    }
+
+    @Override
+    public void processElement(RawRecord raw, Context ctx, Collector<T> out) {
+        Object decoded;
+        try {
+            if (raw.value == null) {
+                reject(raw, "decode", "tombstone (null value): no event", null, ctx);
+                return;
+            }
+            decoded = deserializer.deserialize(raw.topic, raw.value);
+        } catch (RuntimeException e) {
+            reject(raw, "decode", e.getMessage(), e, ctx);
+            return;
+        }
+        if (!type.isInstance(decoded)) {
+            reject(raw, "decode", "expected a " + type.getSimpleName() + ", the record is a "
+                    + (decoded == null ? "null" : decoded.getClass().getName()), null, ctx);
+            return;
+        }
+        T record = type.cast(decoded);
+        Optional<String> problem = check.problem(record);
+        if (problem.isPresent()) {
+            reject(raw, "validate", problem.get(), null, ctx);
+            return;
+        }
+        out.collect(record);
+    }
+
+    private void reject(RawRecord raw, String stage, String reason, Exception error, Context ctx) {
+        deadLetters.inc();
+        ctx.output(DEAD_LETTERS, DeadLetter.newBuilder()
+                .setSourceTopic(raw.topic).setSourcePartition(raw.partition).setSourceOffset(raw.offset)
+                .setSourceKey(raw.key == null ? null : ByteBuffer.wrap(raw.key))
+                .setRawValue(raw.value == null ? null : ByteBuffer.wrap(raw.value))
+                .setStage(stage).setReason(reason == null ? "unknown" : reason)
+                .setErrorClass(error == null ? null : error.getClass().getName())
+                .setTsMs(System.currentTimeMillis())
+                .build());
+    }
+
+    @Override
+    public void close() {
+        if (deserializer != null) {
+            deserializer.close();
+        }
+    }
+}

@@ -1,0 +1,389 @@
+package dev.kvrouter.jobs.view.functions;
+
+import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.events.AllBlocksCleared;
+import dev.kvrouter.events.BlockRemoved;
+import dev.kvrouter.events.BlockStored;
+import dev.kvrouter.events.EngineLoad;
+import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.view.model.EngineBlock;
+import dev.kvrouter.jobs.view.model.EngineHealthState;
+import dev.kvrouter.jobs.view.model.EngineStatus;
+import dev.kvrouter.jobs.view.model.LocationUpdate;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.StateTtlConfig;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Everything per engine, keyed by engine key: its blocks (engine hash → canonical chain state),
+ * its health from load reports, silence and sequence numbers, and its learned residency time.
+ * Emits the canonical blocks it gains and loses, and its status on a side output.
+ *
+ * <p>Health: READY, BUSY (queue over the cap; entries kept, affinity suspended by pick), DRAINING
+ * (lifecycle says so), SUSPECT (silent past engine.suspect-after), DEAD (silent past
+ * engine.dead-after: entries dropped), RESTARTED (sequence went backwards or AllBlocksCleared:
+ * entries dropped, then READY under a new epoch). A sequence gap marks the engine unsynced (pick
+ * halves its confidence) until every entry from before the gap has expired.
+ */
+public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventBatch, EngineLoad, LocationUpdate> {
+
+    public static final OutputTag<EngineStatus> ENGINE_STATUS = new OutputTag<>("engine-status") {};
+
+    private final int chunkTokens;
+    private final int tagDepth;
+    private final long defaultResidencyMs;
+    private final long maxResidencyMs;
+    private final double learningRate;
+    private final long suspectAfterMs;
+    private final long deadAfterMs;
+    private final long forgetAfterMs;
+    private final int queueCap;
+    private final int maxBlocks;
+    private final double lifetimes;
+    private final long updateIntervalMs;
+
+    private transient MapState<Long, EngineBlock> blocks;
+    private transient ValueState<EngineHealthState> health;
+    private transient CanonicalBlockHasher hasher;
+    private transient Counter orphans;
+    private transient Counter overCap;
+    private transient Counter unknownRemovals;
+    private transient Counter expiredOnArrival;
+
+    public EngineTracker(RoutingViewConfig config) {
+        this.chunkTokens = config.chunkTokens();
+        this.tagDepth = config.tagDepth();
+        this.defaultResidencyMs = config.defaultResidency().toMillis();
+        this.maxResidencyMs = config.maxResidency().toMillis();
+        this.learningRate = config.residencyLearningRate();
+        this.suspectAfterMs = config.suspectAfter().toMillis();
+        this.deadAfterMs = config.deadAfter().toMillis();
+        this.forgetAfterMs = config.forgetAfter().toMillis();
+        this.queueCap = config.queueCap();
+        this.maxBlocks = config.maxBlocksPerEngine();
+        this.lifetimes = config.lifetimesToFloor();
+        this.updateIntervalMs = config.engineUpdateInterval().toMillis();
+    }
+
+    /** The key of an engine: its id, with {@code /dp<rank>} when it runs data parallelism (one cache per rank). */
+    public static String engineKey(String engineId, Integer dataParallelRank) {
+        return dataParallelRank == null ? engineId : engineId + "/dp" + dataParallelRank;
+    }
+
+    @Override
+    public void open(OpenContext openContext) {
+        MapStateDescriptor<Long, EngineBlock> blocksDescriptor =
+                new MapStateDescriptor<>("engine-blocks", Types.LONG, TypeInformation.of(EngineBlock.class));
+        // Safety net only: every block also leaves on removal, clear, restart or death.
+        blocksDescriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(2 * (long) (maxResidencyMs * lifetimes)))
+                .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite).build());
+        blocks = getRuntimeContext().getMapState(blocksDescriptor);
+        health = getRuntimeContext().getState(new ValueStateDescriptor<>("engine-health", TypeInformation.of(EngineHealthState.class)));
+        hasher = new CanonicalBlockHasher(chunkTokens);
+        var metrics = getRuntimeContext().getMetricGroup();
+        orphans = metrics.counter("blocksWithUnknownParent");
+        overCap = metrics.counter("blocksOverEngineCap");
+        unknownRemovals = metrics.counter("removalsOfUnknownBlocks");
+        expiredOnArrival = metrics.counter("blocksExpiredOnArrival");
+    }
+
+    @Override
+    public void processElement1(KvEventBatch batch, Context ctx, Collector<LocationUpdate> out) throws Exception {
+        long now = ctx.timerService().currentProcessingTime();
+        String engine = ctx.getCurrentKey();
+        EngineHealthState h = state();
+        if (h.lastSeq >= 0 && batch.getSeq() <= h.lastSeq) {
+            dropAll(engine, h, now, "engine-restarted", out);
+            changeHealth(h, "RESTARTED", "sequence went back from " + h.lastSeq + " to " + batch.getSeq()
+                    + ": the engine restarted and its cache is gone", now, ctx);
+        } else if (h.lastSeq >= 0 && batch.getSeq() > h.lastSeq + 1) {
+            h.unsyncedUntilMs = now + entryLifetimeMs(h);
+            announce(h, h.health, (batch.getSeq() - h.lastSeq - 1) + " batch(es) lost (sequence " + h.lastSeq + " -> "
+                    + batch.getSeq() + "): confidence lowered until the entries from before the gap expire", now, ctx);
+        }
+        h.lastSeq = batch.getSeq();
+        h.lastSeenMs = now;
+        if ("UNKNOWN".equals(h.health) || "SUSPECT".equals(h.health) || "DEAD".equals(h.health) || "RESTARTED".equals(h.health)) {
+            changeHealth(h, liveHealth(h), "the engine is sending events", now, ctx);
+        }
+        long storedAt = Math.min(batch.getTsMs(), now);
+        for (Object event : batch.getEvents()) {
+            if (event instanceof BlockStored stored) {
+                store(engine, h, batch, stored, storedAt, now, out);
+            } else if (event instanceof BlockRemoved removed) {
+                remove(engine, h, removed, now, out);
+            } else if (event instanceof AllBlocksCleared) {
+                dropAll(engine, h, now, "all-blocks-cleared", out);
+                changeHealth(h, "RESTARTED", "the engine cleared its prefix cache", now, ctx);
+                changeHealth(h, liveHealth(h), "the engine is sending events", now, ctx);
+            }
+        }
+        publish(h, now, ctx);
+        scheduleCheck(h, ctx);
+        health.update(h);
+    }
+
+    @Override
+    public void processElement2(EngineLoad load, Context ctx, Collector<LocationUpdate> out) throws Exception {
+        long now = ctx.timerService().currentProcessingTime();
+        EngineHealthState h = state();
+        h.waiting = load.getWaiting();
+        h.running = load.getRunning();
+        h.kvUsed = load.getKvBlocksUsed();
+        h.kvCapacity = load.getKvBlocksCapacity();
+        h.lifecycle = load.getLifecycle().name();
+        h.lastSeenMs = now;
+        h.lastLoadMs = now;
+        String next = liveHealth(h);
+        String reason = switch (next) {
+            case "BUSY" -> h.waiting + " requests waiting, over the queue cap of " + queueCap;
+            case "DRAINING" -> "the engine reports lifecycle " + h.lifecycle;
+            default -> "load report received";
+        };
+        changeHealth(h, next, reason, now, ctx);
+        publish(h, now, ctx);
+        scheduleCheck(h, ctx);
+        health.update(h);
+    }
+
+    /** What a live engine's health is, from its last load report. */
+    private String liveHealth(EngineHealthState h) {
+        if ("DRAINING".equals(h.lifecycle) || "STOPPING".equals(h.lifecycle)) {
+            return "DRAINING";
+        }
+        return h.waiting > queueCap ? "BUSY" : "READY";
+    }
+
+    private void store(String engine, EngineHealthState h, KvEventBatch batch, BlockStored s, long storedAt, long now,
+                       Collector<LocationUpdate> out) throws Exception {
+        long tip;
+        int depth;
+        long anchor;
+        int[] partial;
+        if (s.getParentBlockHash() == null) {
+            tip = hasher.root(batch.getModel(), s.getLoraName());
+            depth = 0;
+            anchor = 0;
+            partial = new int[0];
+        } else {
+            EngineBlock parent = blocks.get(Validation.engineHashKey(s.getParentBlockHash()));
+            if (parent == null) {
+                // Without the parent's chain state these blocks cannot be named canonically.
+                orphans.inc(s.getBlockHashes().size());
+                return;
+            }
+            tip = parent.chainTip;
+            depth = parent.depth;
+            anchor = parent.anchor;
+            partial = parent.partial;
+        }
+        long expireAt = storedAt + entryLifetimeMs(h);
+        int size = s.getBlockSize();
+        List<Integer> tokens = s.getTokenIds();
+        List<String> extra = s.getExtraKeys();
+        for (int i = 0; i < s.getBlockHashes().size(); i++) {
+            long key = Validation.engineHashKey(s.getBlockHashes().get(i));
+            boolean known = blocks.contains(key);
+            if (!known && h.blockCount >= maxBlocks) {
+                overCap.inc(s.getBlockHashes().size() - i);
+                return;
+            }
+            int[] buffer = Arrays.copyOf(partial, partial.length + size);
+            for (int t = 0; t < size; t++) {
+                buffer[partial.length + t] = tokens.get(i * size + t);
+            }
+            int full = buffer.length / chunkTokens;
+            long[] canonical = new long[full];
+            long[] tags = new long[full];
+            for (int c = 0; c < full; c++) {
+                tip = hasher.next(tip, buffer, c * chunkTokens, extra);
+                depth++;
+                if (depth == tagDepth) {
+                    anchor = tip;
+                }
+                canonical[c] = tip;
+                tags[c] = depth <= tagDepth ? tip : anchor;
+                if (expireAt > now) {
+                    out.collect(LocationUpdate.store(tip, tags[c], engine, storedAt, h.epoch, expireAt, s.getMedium(), batch.getTsMs()));
+                } else {
+                    expiredOnArrival.inc();
+                }
+            }
+            partial = Arrays.copyOfRange(buffer, full * chunkTokens, buffer.length);
+            EngineBlock block = new EngineBlock();
+            block.canonical = canonical;
+            block.tags = tags;
+            block.chainTip = tip;
+            block.depth = depth;
+            block.anchor = anchor;
+            block.partial = partial;
+            block.storedAtMs = storedAt;
+            blocks.put(key, block);
+            if (!known) {
+                h.blockCount++;
+            }
+        }
+    }
+
+    private void remove(String engine, EngineHealthState h, BlockRemoved r, long now, Collector<LocationUpdate> out)
+            throws Exception {
+        for (ByteBuffer hash : r.getBlockHashes()) {
+            long key = Validation.engineHashKey(hash);
+            EngineBlock block = blocks.get(key);
+            if (block == null) {
+                unknownRemovals.inc();
+                continue;
+            }
+            for (int c = 0; c < block.canonical.length; c++) {
+                out.collect(LocationUpdate.remove(block.canonical[c], block.tags[c], engine, h.epoch, now, "removed"));
+            }
+            learnResidency(h, now - block.storedAtMs);
+            blocks.remove(key);
+            h.blockCount--;
+        }
+    }
+
+    /** Every block of the engine leaves the view, and the epoch moves on so pick voids any write still in flight. */
+    private void dropAll(String engine, EngineHealthState h, long now, String cause, Collector<LocationUpdate> out) throws Exception {
+        for (Map.Entry<Long, EngineBlock> e : blocks.entries()) {
+            EngineBlock block = e.getValue();
+            for (int c = 0; c < block.canonical.length; c++) {
+                out.collect(LocationUpdate.remove(block.canonical[c], block.tags[c], engine, h.epoch, now, cause));
+            }
+        }
+        // State clearing: the engine's cache is gone (restart, clear, death); so is our copy of it.
+        blocks.clear();
+        h.blockCount = 0;
+        h.epoch++;
+        h.unsyncedUntilMs = 0;
+    }
+
+    private void learnResidency(EngineHealthState h, long lifetimeMs) {
+        double sample = Math.max(1_000, Math.min(maxResidencyMs, lifetimeMs));
+        h.residencyMs = (1 - learningRate) * h.residencyMs + learningRate * sample;
+    }
+
+    /** Residency after memory pressure: full up to 70 % KV usage, falling to half at 100 %. */
+    static double effectiveResidencyMs(EngineHealthState h) {
+        double usage = h.kvCapacity > 0 ? (double) h.kvUsed / h.kvCapacity : 0;
+        double pressure = usage <= 0.7 ? 1 : Math.max(0.5, 1 - (usage - 0.7) / 0.6);
+        return h.residencyMs * pressure;
+    }
+
+    /** How long an entry stored now stays above the confidence floor. */
+    long entryLifetimeMs(EngineHealthState h) {
+        return (long) (Math.min(maxResidencyMs, effectiveResidencyMs(h)) * lifetimes);
+    }
+
+    private void changeHealth(EngineHealthState h, String next, String reason, long now, Context ctx) {
+        if (!next.equals(h.health)) {
+            announce(h, next, reason, now, ctx);
+        }
+    }
+
+    /** Publishes a change of the engine (health, or its sync state) to the view and the engine-state topic. */
+    private void announce(EngineHealthState h, String next, String reason, long now, Context ctx) {
+        String previous = h.health;
+        h.health = next;
+        ctx.output(ENGINE_STATUS, status(ctx.getCurrentKey(), h, previous, reason, now, true));
+        h.publishedAtMs = now;
+        h.publishedHealth = next;
+    }
+
+    /** Load-only refreshes, at most once per engine.update-interval. */
+    private void publish(EngineHealthState h, long now, Context ctx) {
+        if (now - h.publishedAtMs >= updateIntervalMs) {
+            ctx.output(ENGINE_STATUS, status(ctx.getCurrentKey(), h, h.health, "load", now, false));
+            h.publishedAtMs = now;
+        }
+    }
+
+    private EngineStatus status(String engine, EngineHealthState h, String previous, String reason, long now, boolean changed) {
+        EngineStatus s = new EngineStatus();
+        s.engine = engine;
+        s.health = h.health;
+        s.previous = previous;
+        s.reason = reason;
+        s.waiting = h.waiting;
+        s.running = h.running;
+        s.kvUsage = h.kvCapacity > 0 ? (double) h.kvUsed / h.kvCapacity : 0;
+        s.residencyMs = (long) Math.min(maxResidencyMs, effectiveResidencyMs(h));
+        s.epoch = h.epoch;
+        s.unsynced = now < h.unsyncedUntilMs;
+        s.tsMs = now;
+        s.changed = changed;
+        return s;
+    }
+
+    private EngineHealthState state() throws Exception {
+        EngineHealthState h = health.value();
+        if (h == null) {
+            h = new EngineHealthState();
+            h.residencyMs = defaultResidencyMs;
+        }
+        return h;
+    }
+
+    // Timer path: one liveness check pending per engine at a time. A check that finds the engine
+    // heard from recently schedules the next one from its last sign of life.
+    private void scheduleCheck(EngineHealthState h, Context ctx) {
+        if (h.nextCheckMs == 0) {
+            h.nextCheckMs = h.lastSeenMs + suspectAfterMs;
+            ctx.timerService().registerProcessingTimeTimer(h.nextCheckMs);
+        }
+    }
+
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<LocationUpdate> out) throws Exception {
+        EngineHealthState h = health.value();
+        if (h == null) {
+            return;
+        }
+        long silence = timestamp - h.lastSeenMs;
+        long next;
+        if ("DEAD".equals(h.health)) {
+            if (silence >= deadAfterMs + forgetAfterMs) {
+                // State clearing: dead and forgotten; nothing of the engine is left, no timer either.
+                health.clear();
+                blocks.clear();
+                return;
+            }
+            next = h.lastSeenMs + deadAfterMs + forgetAfterMs;
+        } else if (silence >= deadAfterMs) {
+            dropAll(ctx.getCurrentKey(), h, timestamp, "engine-dead", out);
+            changeHealth(h, "DEAD", "no load report or event for " + silence + " ms (engine.dead-after "
+                    + deadAfterMs + " ms): its cache entries leave the view", timestamp, ctx);
+            next = h.lastSeenMs + deadAfterMs + forgetAfterMs;
+        } else if (silence >= suspectAfterMs) {
+            changeHealth(h, "SUSPECT", "no load report or event for " + silence + " ms", timestamp, ctx);
+            next = h.lastSeenMs + deadAfterMs;
+        } else {
+            if (h.unsyncedUntilMs > 0 && timestamp >= h.unsyncedUntilMs) {
+                h.unsyncedUntilMs = 0;
+                announce(h, h.health, "in sync again: the entries from before the lost batches expired", timestamp, ctx);
+            }
+            next = h.lastSeenMs + suspectAfterMs;
+        }
+        if (h.unsyncedUntilMs > 0) {
+            next = Math.min(next, Math.max(h.unsyncedUntilMs, timestamp + 1));
+        }
+        h.nextCheckMs = next;
+        ctx.timerService().registerProcessingTimeTimer(next);
+        health.update(h);
+    }
+}

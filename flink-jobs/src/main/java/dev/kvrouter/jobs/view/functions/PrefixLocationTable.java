@@ -1,0 +1,116 @@
+package dev.kvrouter.jobs.view.functions;
+
+import dev.kvrouter.jobs.view.model.Holder;
+import dev.kvrouter.jobs.view.model.LocationUpdate;
+import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.view.ViewChange;
+import dev.kvrouter.view.ViewOp;
+import dev.kvrouter.redis.ViewWrite;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * The prefix-location table, keyed by canonical block: which engines hold the block, since when,
+ * under which cache epoch, until when. Every change emits the block's whole holder list as one
+ * view write (so a replay rewrites the same value) and a changelog record.
+ *
+ * <p>An entry expires when its confidence exp(-age / residency) would fall below the floor; the
+ * engine side computed that instant ({@code expireAtMs}) from the engine's residency. A
+ * processing-time timer per expiry removes it; a block with no holder left has no state at all.
+ */
+public final class PrefixLocationTable extends KeyedProcessFunction<Long, LocationUpdate, ViewWrite> {
+
+    public static final OutputTag<ViewChange> VIEW_CHANGES = new OutputTag<>("view-changes") {};
+
+    private transient MapState<String, Holder> holders;
+
+    @Override
+    public void open(OpenContext openContext) {
+        holders = getRuntimeContext().getMapState(
+                new MapStateDescriptor<>("holders", Types.STRING, TypeInformation.of(Holder.class)));
+    }
+
+    @Override
+    public void processElement(LocationUpdate u, Context ctx, Collector<ViewWrite> out) throws Exception {
+        long now = ctx.timerService().currentProcessingTime();
+        Holder old = holders.get(u.engine);
+        if (u.stored) {
+            Holder h = new Holder();
+            h.storedAtMs = u.storedAtMs;
+            h.epoch = u.epoch;
+            h.expireAtMs = u.expireAtMs;
+            h.medium = u.medium;
+            h.tag = u.tag;
+            h.version = old == null ? now : Math.max(now, old.version + 1);
+            holders.put(u.engine, h);
+            ctx.timerService().registerProcessingTimeTimer(u.expireAtMs);
+            emit(ctx.getCurrentKey(), u.tag, u.eventTimeMs, out);
+            ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));
+        } else if (old != null && old.epoch <= u.epoch) {
+            // State clearing: the engine lost the block (evicted, cleared, restarted or dead).
+            holders.remove(u.engine);
+            emit(ctx.getCurrentKey(), old.tag, u.eventTimeMs, out);
+            ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.REMOVE, 0, old, old.version + 1, u.eventTimeMs, u.cause));
+        }
+    }
+
+    // Timer path: one timer per holder expiry. Holders past their expiry leave; a block left with
+    // no holder leaves the state entirely (MapState is empty, nothing else is kept).
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<ViewWrite> out) throws Exception {
+        List<Map.Entry<String, Holder>> expired = new ArrayList<>();
+        for (Map.Entry<String, Holder> e : holders.entries()) {
+            if (e.getValue().expireAtMs <= timestamp) {
+                expired.add(e);
+            }
+        }
+        if (expired.isEmpty()) {
+            return;
+        }
+        for (Map.Entry<String, Holder> e : expired) {
+            holders.remove(e.getKey());
+            Holder h = e.getValue();
+            ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), e.getKey(), ViewOp.REMOVE, 0, h, h.version + 1, timestamp, "decayed"));
+        }
+        emit(ctx.getCurrentKey(), expired.get(0).getValue().tag, timestamp, out);
+    }
+
+    /** The block's whole holder list, sorted by engine so the same holders always give the same text. */
+    private void emit(long block, long tag, long eventTimeMs, Collector<ViewWrite> out) throws Exception {
+        TreeMap<String, Holder> sorted = new TreeMap<>();
+        for (Map.Entry<String, Holder> e : holders.entries()) {
+            sorted.put(e.getKey(), e.getValue());
+        }
+        if (sorted.isEmpty()) {
+            out.collect(ViewWrite.block(tag, block, null, 0, eventTimeMs));
+            return;
+        }
+        StringBuilder value = new StringBuilder();
+        long expireAt = 0;
+        for (Map.Entry<String, Holder> e : sorted.entrySet()) {
+            if (value.length() > 0) {
+                value.append(',');
+            }
+            value.append(ViewLayout.holder(e.getKey(), e.getValue().storedAtMs, e.getValue().epoch));
+            expireAt = Math.max(expireAt, e.getValue().expireAtMs);
+        }
+        out.collect(ViewWrite.block(tag, block, value.toString(), expireAt, eventTimeMs));
+    }
+
+    private static ViewChange change(long block, String engine, ViewOp op, double confidence, Holder h,
+                                                       long version, long eventTimeMs, String cause) {
+        return ViewChange.newBuilder()
+                .setBlockHash(block).setEngineId(engine).setOp(op).setConfidence(confidence).setMedium(h.medium)
+                .setVersion(version).setTsMs(eventTimeMs).setCause(cause).build();
+    }
+}

@@ -1,0 +1,28 @@
+package dev.kvrouter.jobs.view.model;
+
+/** Everything the job keeps about one engine besides its blocks. */
+public class EngineHealthState {
+    public String health = "UNKNOWN";
+    public long epoch;
+    /** Last sequence number seen; -1 before the first batch. */
+    public long lastSeq = -1;
+    public long lastSeenMs;
+    public long lastLoadMs;
+    public int waiting;
+    public int running;
+    public long kvUsed;
+    public long kvCapacity;
+    public String lifecycle = "UNKNOWN";
+    /** Learned store-to-remove lifetime, ms (before memory pressure). */
+    public double residencyMs;
+    /** Until when (processing time) the engine counts as unsynced after a sequence gap; 0 when synced. */
+    public long unsyncedUntilMs;
+    public long blockCount;
+    /** The processing-time timer pending for liveness checks; 0 when none. */
+    public long nextCheckMs;
+    /** When the engine entry was last published, and what it said, to throttle load-only updates. */
+    public long publishedAtMs;
+    public String publishedHealth = "";
+
+    public EngineHealthState() {}
+}

@@ -1,0 +1,20 @@
+package dev.kvrouter.jobs.view.model;
+
+/** An engine as it should appear in the view and in the engine-state changelog. */
+public class EngineStatus {
+    public String engine;
+    public String health;
+    public String previous;
+    public String reason;
+    public int waiting;
+    public int running;
+    public double kvUsage;
+    public long residencyMs;
+    public long epoch;
+    public boolean unsynced;
+    public long tsMs;
+    /** True when health changed (goes to the engine-state topic); false for a load refresh. */
+    public boolean changed;
+
+    public EngineStatus() {}
+}

@@ -1,0 +1,295 @@
+package dev.kvrouter.jobs.view;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.balancer.KvRouterClient.Pick;
+import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
+import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
+import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.stack.junit.LocalStackExtension;
+import dev.kvrouter.stack.junit.UniqueNames;
+import dev.kvrouter.topics.TopicApplier;
+import dev.kvrouter.topics.TopicCatalog;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The routing-view job in a MiniCluster against the real stack: events in through Kafka, answers
+ * read with {@code kvr_pick} through the Java balancer client. Each test uses its own engines and
+ * prompts on one running job.
+ */
+@ExtendWith(LocalStackExtension.class)
+class RoutingViewITCase {
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final CanonicalBlockHasher HASHER = new CanonicalBlockHasher(16);
+
+    private static RoutingViewConfig config;
+    private static JobClient job;
+    private static KafkaProducer<String, Object> producer;
+    private static KafkaProducer<String, byte[]> rawProducer;
+    private static KvRouterClient router;
+    private static final Set<FakeEngine> ALIVE = ConcurrentHashMap.newKeySet();
+    private static final Map<FakeEngine, int[]> LOADS = new ConcurrentHashMap<>();
+    private static ScheduledExecutorService heartbeats;
+    private static StackAddresses stack;
+
+    @BeforeAll
+    static void startJob(StackAddresses addresses) throws Exception {
+        stack = addresses;
+        String prefix = UniqueNames.topic("it-view") + ".";
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
+            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
+            assertThat(applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(prefix)))).isEmpty();
+        }
+        config = RoutingViewConfig.from(Map.ofEntries(
+                Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
+                Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
+                Map.entry("redis.url", stack.redisUrl()),
+                Map.entry("topics.prefix", prefix),
+                Map.entry("kafka.group-id", prefix + "job"),
+                Map.entry("kafka.starting-offsets", "earliest"),
+                Map.entry("view.key-prefix", UniqueNames.redisPrefix("it-view")),
+                Map.entry("engine.suspect-after", "3 s"),
+                Map.entry("engine.dead-after", "6 s"),
+                Map.entry("engine.queue-cap", "8"),
+                Map.entry("engine.update-interval", "0 ms"),
+                Map.entry("job.checkpoint-interval", "1 s")));
+        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
+        RoutingViewJob.wire(env, config);
+        job = env.executeAsync("routing view ITCase");
+
+        producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class,
+                ProducerConfig.LINGER_MS_CONFIG, 0,
+                RegistrySettings.URL, stack.schemaRegistryUrl()));
+        rawProducer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+        router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
+                .withKeyPrefix(config.viewKeyPrefix()).withMaxViewAge(Duration.ofSeconds(10)));
+        heartbeats = Executors.newSingleThreadScheduledExecutor();
+        heartbeats.scheduleWithFixedDelay(() -> ALIVE.forEach(e -> {
+            int[] load = LOADS.getOrDefault(e, new int[] {0, 1});
+            producer.send(new ProducerRecord<>(config.engineLoadTopic(), e.id, e.load(load[0], load[1])));
+        }), 0, 300, TimeUnit.MILLISECONDS);
+    }
+
+    @AfterAll
+    static void stopJob() throws Exception {
+        if (heartbeats != null) {
+            heartbeats.shutdownNow();
+        }
+        if (job != null) {
+            job.cancel().get(30, TimeUnit.SECONDS);
+        }
+        if (router != null) {
+            router.close();
+        }
+        if (producer != null) {
+            producer.close();
+            rawProducer.close();
+        }
+    }
+
+    @Test
+    void theLongestConsecutivePrefixWinsAndBlockRemovedRemoves() throws Exception {
+        FakeEngine a = alive("a");
+        FakeEngine b = alive("b");
+        int[] prompt = tokens(1, 64);
+        send(a, a.batch(a.stored(prompt, 0, 2)));
+        send(a, a.batch(a.stored(prompt, 2, 4)));
+        send(b, b.batch(b.stored(prompt, 0, 2)));
+        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
+
+        Pick p = await(() -> router.pick(chain), x -> x.matchedBlocks() == 4);
+        assertThat(p).extracting(Pick::engineId, Pick::reason).containsExactly(a.id, "AFFINITY");
+
+        send(a, a.batch(a.removed(prompt, 2, 4)));
+        Pick after = await(() -> router.pick(chain), x -> x.matchedBlocks() == 2);
+        assertThat(after.engineId()).isIn(a.id, b.id);
+        assertThat(after.reason()).isEqualTo("AFFINITY");
+    }
+
+    @Test
+    void allBlocksClearedAndASequenceResetDropTheEnginesEntries() throws Exception {
+        FakeEngine c = alive("c");
+        FakeEngine d = alive("d");
+        int[] q = tokens(2, 48);
+        int[] r = tokens(3, 48);
+        long[] qChain = HASHER.chain(FakeEngine.MODEL, null, q, List.of());
+        long[] rChain = HASHER.chain(FakeEngine.MODEL, null, r, List.of());
+        send(c, c.batch(c.stored(q, 0, 3)));
+        send(d, d.batch(d.stored(r, 0, 3)));
+        await(() -> router.pick(qChain), x -> x.engineId().equals(c.id) && x.matchedBlocks() == 3);
+        await(() -> router.pick(rChain), x -> x.engineId().equals(d.id) && x.matchedBlocks() == 3);
+
+        send(c, c.batch(FakeEngine.cleared()));
+        assertThat(await(() -> router.pick(qChain), x -> x.matchedBlocks() == 0).reason()).isEqualTo("COLD");
+
+        send(d, d.batchWithSeq(0)); // the engine restarted: its sequence starts again at 0
+        assertThat(await(() -> router.pick(rChain), x -> x.matchedBlocks() == 0).reason()).isEqualTo("COLD");
+    }
+
+    @Test
+    void withoutHeartbeatsAnEnginesEntriesLeaveWithinTheTimeout() throws Exception {
+        FakeEngine e = alive("e");
+        int[] prompt = tokens(4, 32);
+        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
+        send(e, e.batch(e.stored(prompt, 0, 2)));
+        await(() -> router.pick(chain), x -> x.engineId().equals(e.id) && x.matchedBlocks() == 2);
+
+        ALIVE.remove(e);
+        long silentSince = System.currentTimeMillis();
+        Pick gone = await(() -> router.pick(chain), x -> x.matchedBlocks() == 0);
+        long took = System.currentTimeMillis() - silentSince;
+        assertThat(gone.reason()).isEqualTo("COLD");
+        assertThat(router.engines()).doesNotContainKey(e.id);
+        assertThat(took).as("dead-after is 6 s; allow for the heartbeat period and flushes")
+                .isGreaterThanOrEqualTo(5_000).isLessThan(20_000);
+    }
+
+    @Test
+    void aBusyEngineKeepsItsEntriesButPickSpillsAndSaysWhy() throws Exception {
+        FakeEngine f = alive("f");
+        int[] prompt = tokens(5, 32);
+        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
+        send(f, f.batch(f.stored(prompt, 0, 2)));
+        await(() -> router.pick(chain), x -> x.engineId().equals(f.id));
+
+        LOADS.put(f, new int[] {20, 8}); // 20 waiting > queue cap 8
+        Pick spilled = await(() -> router.pick(chain), x -> !x.engineId().equals(f.id));
+        assertThat(spilled.reason()).isEqualTo("SPILL_BUSY");
+        assertThat(router.engines().get(f.id).status()).isEqualTo("BUSY");
+
+        LOADS.put(f, new int[] {0, 1});
+        Pick back = await(() -> router.pick(chain), x -> x.engineId().equals(f.id));
+        assertThat(back).extracting(Pick::matchedBlocks, Pick::reason).containsExactly(2, "AFFINITY");
+    }
+
+    @Test
+    void aSequenceGapLowersConfidence() throws Exception {
+        FakeEngine g = alive("g");
+        int[] prompt = tokens(6, 32);
+        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
+        send(g, g.batch(g.stored(prompt, 0, 2)));
+        double before = await(() -> router.pick(chain), x -> x.engineId().equals(g.id)).confidence();
+        assertThat(before).isGreaterThan(0.9);
+
+        g.seq += 5; // five batches lost
+        send(g, g.batch());
+        Pick after = await(() -> router.pick(chain), x -> x.engineId().equals(g.id) && x.confidence() < 0.55);
+        assertThat(router.engines().get(g.id).unsynced()).isTrue();
+        assertThat(after.matchedBlocks()).isEqualTo(2);
+    }
+
+    @Test
+    void malformedEventsGoToTheDeadLetterTopicWhileGoodOnesKeepFlowing() throws Exception {
+        FakeEngine h = alive("h");
+        int[] prompt = tokens(7, 32);
+        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
+        rawProducer.send(new ProducerRecord<>(config.kvEventsTopic(), h.id, "{\"not\":\"avro\"}".getBytes())).get();
+        var badBlockSize = h.stored(prompt, 0, 2);
+        badBlockSize.setBlockSize(12); // neither divides nor is a multiple of the 16-token chunk
+        send(h, h.batch(badBlockSize));
+        send(h, h.batch(h.stored(prompt, 0, 2)));
+
+        await(() -> router.pick(chain), x -> x.engineId().equals(h.id) && x.matchedBlocks() == 2);
+        List<DeadLetter> letters = deadLetters(2);
+        assertThat(letters).extracting(DeadLetter::getStage).containsExactly("decode", "validate");
+        assertThat(letters.get(0).getReason()).contains("expected the magic byte 0x00");
+        assertThat(letters.get(0).getSourceTopic()).isEqualTo(config.kvEventsTopic());
+        assertThat(letters.get(0).getSourceOffset()).isGreaterThanOrEqualTo(0);
+        assertThat(letters.get(0).getRawValue().remaining()).isEqualTo("{\"not\":\"avro\"}".length());
+        assertThat(letters.get(1).getReason()).contains("block_size 12 neither divides nor is a multiple");
+    }
+
+    // --- helpers ------------------------------------------------------------------------------
+
+    private static FakeEngine alive(String name) throws Exception {
+        FakeEngine e = new FakeEngine(UniqueNames.topic("engine-" + name), 16);
+        producer.send(new ProducerRecord<>(config.engineLoadTopic(), e.id, e.load(0, 1))).get();
+        ALIVE.add(e);
+        return e;
+    }
+
+    private static void send(FakeEngine e, Object batch) throws Exception {
+        producer.send(new ProducerRecord<>(config.kvEventsTopic(), e.id, batch)).get();
+    }
+
+    private static int[] tokens(long seed, int n) {
+        Random random = new Random(seed * 7919 + System.nanoTime());
+        return random.ints(n, 0, 50_000).toArray();
+    }
+
+    private static Pick await(Supplier<Pick> pick, Predicate<Pick> until) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        Pick last = pick.get();
+        while (!until.test(last)) {
+            assertThat(System.nanoTime()).as("waiting %s for a pick to satisfy the condition; last: %s", WAIT, last)
+                    .isLessThan(deadline);
+            Thread.sleep(100);
+            last = pick.get();
+        }
+        return last;
+    }
+
+    private static List<DeadLetter> deadLetters(int expected) {
+        Map<String, Object> props = Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-dlq"),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
+                RegistrySettings.URL, stack.schemaRegistryUrl());
+        List<DeadLetter> letters = new ArrayList<>();
+        try (KafkaConsumer<String, DeadLetter> consumer = new KafkaConsumer<>(props)) {
+            consumer.subscribe(List.of(config.deadLetterTopic()));
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (letters.size() < expected && System.nanoTime() < deadline) {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> letters.add(r.value()));
+            }
+        }
+        letters.sort(java.util.Comparator.comparingLong(DeadLetter::getSourceOffset));
+        return letters;
+    }
+}
