@@ -113,6 +113,8 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
                     + ": the engine restarted and its cache is gone", now, ctx);
         } else if (h.lastSeq >= 0 && batch.getSeq() > h.lastSeq + 1) {
             h.unsyncedUntilMs = now + entryLifetimeMs(h);
+            // Timer path: the check at that instant clears the unsynced mark (see onTimer).
+            ctx.timerService().registerProcessingTimeTimer(h.unsyncedUntilMs);
             announce(h, h.health, (batch.getSeq() - h.lastSeq - 1) + " batch(es) lost (sequence " + h.lastSeq + " -> "
                     + batch.getSeq() + "): confidence lowered until the entries from before the gap expire", now, ctx);
         }

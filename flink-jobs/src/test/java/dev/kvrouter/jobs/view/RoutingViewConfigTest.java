@@ -1,0 +1,62 @@
+package dev.kvrouter.jobs.view;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class RoutingViewConfigTest {
+
+    @Test
+    void defaultsNeedOnlyTheThreeAddresses() {
+        RoutingViewConfig c = TestConfigs.with();
+        assertThat(c.chunkTokens()).isEqualTo(16);
+        assertThat(c.kvEventsTopic()).isEqualTo("kvr.kv-events");
+        assertThat(c.viewTtl()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(c.lifetimesToFloor()).isCloseTo(Math.log(20), org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(TestConfigs.with("topics.prefix", "t.").deadLetterTopic()).isEqualTo("t.kvr.dead-letter");
+    }
+
+    @Test
+    void everyProblemIsReportedAtOnce() {
+        assertThatThrownBy(() -> RoutingViewConfig.from(Map.of(
+                "redis.url", "redis://127.0.0.1:1",
+                "view.chunk-tokens", "0",
+                "view.busy-factor", "0.5",
+                "engine.suspect-after", "banana",
+                "kafka.starting-offsets", "middle",
+                "view.chunk-token", "16")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("has 7 problem(s)")
+                .hasMessageContaining("unknown option 'view.chunk-token'")
+                .hasMessageContaining("kafka.bootstrap is required")
+                .hasMessageContaining("schema-registry.url is required")
+                .hasMessageContaining("view.chunk-tokens must be at least 1, was 0")
+                .hasMessageContaining("view.busy-factor must be above 1.0, was 0.5")
+                .hasMessageContaining("engine.suspect-after:")
+                .hasMessageContaining("kafka.starting-offsets must be one of latest, earliest, was 'middle'");
+    }
+
+    @Test
+    void relationsBetweenOptionsAreChecked() {
+        assertThatThrownBy(() -> TestConfigs.with("engine.suspect-after", "20 s", "engine.dead-after", "10 s"))
+                .hasMessageContaining("engine.dead-after (PT10S) must be longer than engine.suspect-after (PT20S)");
+    }
+
+    @Test
+    void helpListsEveryOptionWithItsDefault() {
+        String help = RoutingViewJob.help();
+        for (var o : RoutingViewOptions.all()) {
+            assertThat(help).contains("--" + o.key());
+        }
+        assertThat(help).contains("(default: 16)");
+    }
+
+    @Test
+    void argumentsTakeBothForms() {
+        assertThat(RoutingViewJob.parseArgs(new String[] {"--a", "1", "--b=2"})).containsEntry("a", "1").containsEntry("b", "2");
+        assertThatThrownBy(() -> RoutingViewJob.parseArgs(new String[] {"--a"})).hasMessageContaining("has no value");
+    }
+}

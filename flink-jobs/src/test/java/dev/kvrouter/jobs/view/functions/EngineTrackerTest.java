@@ -1,0 +1,225 @@
+package dev.kvrouter.jobs.view.functions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.events.BlockRemoved;
+import dev.kvrouter.events.BlockStored;
+import dev.kvrouter.events.EngineLifecycle;
+import dev.kvrouter.events.EngineLoad;
+import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.view.TestConfigs;
+import dev.kvrouter.jobs.view.model.EngineStatus;
+import dev.kvrouter.jobs.view.model.LocationUpdate;
+import dev.kvrouter.schemas.BlockHashes;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class EngineTrackerTest {
+
+    private static final String MODEL = "m";
+    private static final double LN_20 = Math.log(20); // ln(1 / 0.05)
+
+    private KeyedTwoInputStreamOperatorTestHarness<String, KvEventBatch, EngineLoad, LocationUpdate> harness;
+    private final int[] tokens = IntStream.range(100, 100 + 64).toArray();
+    private long seq;
+
+    private void open(RoutingViewConfig config) throws Exception {
+        harness = ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(new EngineTracker(config),
+                b -> EngineTracker.engineKey(b.getEngineId(), b.getDataParallelRank()),
+                l -> EngineTracker.engineKey(l.getEngineId(), l.getDataParallelRank()), Types.STRING);
+        harness.setProcessingTime(0);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        harness.close();
+    }
+
+    @Test
+    void storedBlocksGetCanonicalHashesTagsAndAnExpiryOfResidencyTimesLnOneOverFloor() throws Exception {
+        open(TestConfigs.with());
+        harness.processElement2(load(0, 0), 0);
+        harness.processElement1(batch(1_000, stored(0, 3, 16)), 0);
+        long[] chain = new CanonicalBlockHasher(16).chain(MODEL, null, tokens, List.of());
+        List<LocationUpdate> out = harness.extractOutputValues();
+        assertThat(out).extracting(u -> u.blockHash).containsExactly(chain[0], chain[1], chain[2]);
+        assertThat(out).extracting(u -> u.tag).containsExactly(chain[0], chain[1], chain[1]);
+        assertThat(out).allSatisfy(u -> {
+            assertThat(u.stored).isTrue();
+            assertThat(u.storedAtMs).as("the engine's clock, not after now").isEqualTo(0);
+            assertThat(u.expireAtMs).isEqualTo((long) (600_000 * LN_20));
+        });
+    }
+
+    @Test
+    void memoryPressureShortensTheLifeOfNewEntries() throws Exception {
+        open(TestConfigs.with());
+        harness.processElement2(loadWithUsage(1000, 1000), 0); // 100 % KV usage: half the residency
+        harness.processElement1(batch(0, stored(0, 1, 16)), 0);
+        assertThat(harness.extractOutputValues().get(0).expireAtMs).isEqualTo((long) (300_000 * LN_20));
+    }
+
+    @Test
+    void observedLifetimesTeachTheResidency() throws Exception {
+        open(TestConfigs.with("engine.residency-learning-rate", "0.5", "engine.suspect-after", "100 s", "engine.dead-after", "200 s"));
+        harness.processElement2(load(0, 0), 0);
+        harness.processElement1(batch(0, stored(0, 1, 16)), 0);
+        harness.setProcessingTime(60_000);
+        harness.processElement2(load(0, 0), 60_000);
+        harness.processElement1(batch(60_000, removed(0, 1, 16)), 60_000);
+        harness.processElement1(batch(60_000, stored(0, 1, 16)), 60_000);
+        LocationUpdate restored = harness.extractOutputValues().get(2);
+        // residency = 0.5 x 600 s + 0.5 x 60 s = 330 s
+        assertThat(restored.expireAtMs - restored.storedAtMs).isEqualTo((long) (330_000 * LN_20));
+    }
+
+    @Test
+    void aChunkOfTwoEngineBlocksIsOneCanonicalBlockAndLeavesWithEitherHalf() throws Exception {
+        open(TestConfigs.with("view.chunk-tokens", "32"));
+        harness.processElement2(load(0, 0), 0);
+        harness.processElement1(batch(0, stored(0, 2, 16)), 0);
+        long[] chain = new CanonicalBlockHasher(32).chain(MODEL, null, tokens, List.of());
+        assertThat(harness.extractOutputValues()).extracting(u -> u.blockHash).containsExactly(chain[0]);
+        harness.processElement1(batch(0, removed(0, 1, 16)), 0);
+        assertThat(harness.extractOutputValues()).hasSize(1).as("the first half completes no chunk");
+        harness.processElement1(batch(0, removed(1, 2, 16)), 0);
+        assertThat(harness.extractOutputValues()).hasSize(2);
+        assertThat(harness.extractOutputValues().get(1).stored).isFalse();
+    }
+
+    @Test
+    void blocksWhoseParentIsUnknownAreNotIndexed() throws Exception {
+        open(TestConfigs.with());
+        harness.processElement1(batch(0, stored(1, 2, 16)), 0);
+        assertThat(harness.extractOutputValues()).isEmpty();
+    }
+
+    @Test
+    void aSilentEngineGoesSuspectThenDeadLosingItsEntriesThenIsForgottenWithNoStateOrTimerLeft() throws Exception {
+        open(TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s", "engine.forget-after", "60 s"));
+        harness.processElement2(load(0, 1), 0);
+        harness.processElement1(batch(0, stored(0, 3, 16)), 0);
+        assertThat(harness.numKeyedStateEntries()).isPositive();
+
+        harness.setProcessingTime(5_000);
+        assertThat(lastStatus().health).isEqualTo("SUSPECT");
+        harness.setProcessingTime(15_000);
+        assertThat(lastStatus().health).isEqualTo("DEAD");
+        List<LocationUpdate> out = harness.extractOutputValues();
+        assertThat(out.subList(3, out.size())).hasSize(3).allSatisfy(u -> {
+            assertThat(u.stored).isFalse();
+            assertThat(u.cause).isEqualTo("engine-dead");
+        });
+        harness.setProcessingTime(75_000);
+        assertThat(harness.numKeyedStateEntries()).isZero();
+        assertThat(harness.numProcessingTimeTimers()).isZero();
+    }
+
+    @Test
+    void heartbeatsKeepAnEngineReadyAndABigQueueMakesItBusyWithoutLosingEntries() throws Exception {
+        open(TestConfigs.with("engine.queue-cap", "10"));
+        harness.processElement2(load(0, 1), 0);
+        harness.processElement1(batch(0, stored(0, 2, 16)), 0);
+        for (long t = 1_000; t <= 30_000; t += 1_000) {
+            harness.setProcessingTime(t);
+            harness.processElement2(load(t == 30_000 ? 11 : 0, 1), t);
+        }
+        assertThat(statuses()).extracting(s -> s.health).doesNotContain("SUSPECT", "DEAD");
+        assertThat(lastStatus().health).isEqualTo("BUSY");
+        assertThat(harness.extractOutputValues()).allSatisfy(u -> assertThat(u.stored).isTrue());
+    }
+
+    @Test
+    void aSequenceResetDropsTheEntriesAndMovesTheEpoch() throws Exception {
+        open(TestConfigs.with());
+        harness.processElement2(load(0, 1), 0);
+        harness.processElement1(batch(0, stored(0, 2, 16)), 0);
+        harness.processElement1(batch(0), 0);
+        harness.processElement1(batchWithSeq(0, 0), 0);
+        List<LocationUpdate> out = harness.extractOutputValues();
+        assertThat(out).hasSize(4);
+        assertThat(out.subList(2, 4)).allSatisfy(u -> assertThat(u.cause).isEqualTo("engine-restarted"));
+        assertThat(statuses()).extracting(s -> s.health).contains("RESTARTED");
+        assertThat(lastStatus().health).isEqualTo("READY");
+        assertThat(lastStatus().epoch).isEqualTo(1);
+    }
+
+    @Test
+    void aSequenceGapMarksTheEngineUnsyncedUntilItsOldEntriesExpire() throws Exception {
+        open(TestConfigs.with("engine.default-residency", "10 s", "engine.suspect-after", "100 s", "engine.dead-after", "200 s"));
+        harness.processElement2(load(0, 1), 0);
+        harness.processElement1(batch(0, stored(0, 1, 16)), 0);
+        seq += 3;
+        harness.processElement1(batch(0), 0);
+        assertThat(lastStatus().unsynced).isTrue();
+        assertThat(lastStatus().reason).contains("3 batch(es) lost");
+        harness.setProcessingTime((long) (10_000 * LN_20) + 1);
+        assertThat(lastStatus().unsynced).isFalse();
+        assertThat(lastStatus().reason).contains("in sync again");
+    }
+
+    // --- fixtures -----------------------------------------------------------------------------
+
+    private KvEventBatch batch(long tsMs, Object... events) {
+        return batchWithSeq(seq++, tsMs, events);
+    }
+
+    private KvEventBatch batchWithSeq(long sequence, long tsMs, Object... events) {
+        return KvEventBatch.newBuilder().setEngineId("e1").setModel(MODEL).setSeq(sequence).setTsMs(tsMs)
+                .setEvents(List.of(events)).build();
+    }
+
+    private BlockStored stored(int from, int to, int size) {
+        List<ByteBuffer> hashes = new ArrayList<>();
+        List<Integer> ids = new ArrayList<>();
+        for (int b = from; b < to; b++) {
+            hashes.add(BlockHashes.ofUnsigned64(1000 + b));
+            for (int t = b * size; t < (b + 1) * size; t++) {
+                ids.add(tokens[t]);
+            }
+        }
+        return BlockStored.newBuilder().setBlockHashes(hashes)
+                .setParentBlockHash(from == 0 ? null : BlockHashes.ofUnsigned64(1000 + from - 1))
+                .setTokenIds(ids).setBlockSize(size).build();
+    }
+
+    private BlockRemoved removed(int from, int to, int size) {
+        List<ByteBuffer> hashes = new ArrayList<>();
+        for (int b = from; b < to; b++) {
+            hashes.add(BlockHashes.ofUnsigned64(1000 + b));
+        }
+        return BlockRemoved.newBuilder().setBlockHashes(hashes).build();
+    }
+
+    private static EngineLoad load(int waiting, int running) {
+        return loadWithUsage(100, 1000, waiting, running);
+    }
+
+    private static EngineLoad loadWithUsage(long used, long capacity) {
+        return loadWithUsage(used, capacity, 0, 0);
+    }
+
+    private static EngineLoad loadWithUsage(long used, long capacity, int waiting, int running) {
+        return EngineLoad.newBuilder().setEngineId("e1").setModel(MODEL).setTsMs(0).setWaiting(waiting).setRunning(running)
+                .setKvBlocksUsed(used).setKvBlocksCapacity(capacity).setLifecycle(EngineLifecycle.READY).build();
+    }
+
+    private List<EngineStatus> statuses() {
+        return harness.getSideOutput(EngineTracker.ENGINE_STATUS).stream().map(StreamRecord::getValue).toList();
+    }
+
+    private EngineStatus lastStatus() {
+        List<EngineStatus> s = statuses();
+        return s.get(s.size() - 1);
+    }
+}

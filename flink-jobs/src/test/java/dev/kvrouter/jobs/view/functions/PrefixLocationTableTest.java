@@ -1,0 +1,98 @@
+package dev.kvrouter.jobs.view.functions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.jobs.view.model.LocationUpdate;
+import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.redis.ViewWrite;
+import dev.kvrouter.view.ViewChange;
+import dev.kvrouter.view.ViewOp;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class PrefixLocationTableTest {
+
+    private static final long BLOCK = 0xabcdef0123456789L;
+    private static final long TAG = 42;
+
+    private KeyedOneInputStreamOperatorTestHarness<Long, LocationUpdate, ViewWrite> harness;
+
+    @BeforeEach
+    void open() throws Exception {
+        harness = ProcessFunctionTestHarnesses.forKeyedProcessFunction(new PrefixLocationTable(), u -> u.blockHash, Types.LONG);
+        harness.setProcessingTime(1_000);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        harness.close();
+    }
+
+    @Test
+    void holdersExpireAtTheirOwnTimeAndTheBlockLeavesNoStateOrTimerBehind() throws Exception {
+        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 5_000, "GPU", 1_000), 1_000);
+        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e2", 1_000, 3, 8_000, "GPU", 1_000), 1_000);
+        assertThat(values()).containsExactly(
+                ViewLayout.holder("e1", 1_000, 0),
+                ViewLayout.holder("e1", 1_000, 0) + "," + ViewLayout.holder("e2", 1_000, 3));
+        assertThat(last().expireAtMs).isEqualTo(8_000);
+        assertThat(last().tag).isEqualTo(TAG);
+        assertThat(harness.numProcessingTimeTimers()).isEqualTo(2);
+
+        harness.setProcessingTime(4_999);
+        assertThat(harness.extractOutputValues()).hasSize(2);
+        harness.setProcessingTime(5_000);
+        assertThat(last().value).isEqualTo(ViewLayout.holder("e2", 1_000, 3));
+
+        harness.setProcessingTime(8_000);
+        assertThat(last().value).as("no holder left: the field is deleted").isNull();
+        assertThat(changes()).extracting(ViewChange::getOp, ViewChange::getEngineId, ViewChange::getCause).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(ViewOp.UPSERT, "e1", "stored"),
+                org.assertj.core.groups.Tuple.tuple(ViewOp.UPSERT, "e2", "stored"),
+                org.assertj.core.groups.Tuple.tuple(ViewOp.REMOVE, "e1", "decayed"),
+                org.assertj.core.groups.Tuple.tuple(ViewOp.REMOVE, "e2", "decayed"));
+        assertThat(harness.numKeyedStateEntries()).isZero();
+        assertThat(harness.numProcessingTimeTimers()).isZero();
+    }
+
+    @Test
+    void aRemovalFromAnOlderEpochDoesNotTouchANewerEntry() throws Exception {
+        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 2, 9_000, null, 1_000), 1_000);
+        harness.processElement(LocationUpdate.remove(BLOCK, TAG, "e1", 1, 1_500, "engine-dead"), 1_500);
+        assertThat(harness.extractOutputValues()).hasSize(1);
+        harness.processElement(LocationUpdate.remove(BLOCK, TAG, "e1", 2, 1_600, "removed"), 1_600);
+        assertThat(last().value).isNull();
+        assertThat(harness.numKeyedStateEntries()).isZero();
+        // The expiry timer is still pending; when it fires it finds nothing and leaves nothing.
+        harness.setProcessingTime(9_000);
+        assertThat(harness.numProcessingTimeTimers()).isZero();
+        assertThat(harness.extractOutputValues()).hasSize(2);
+    }
+
+    @Test
+    void versionsOfALocationOnlyGoUp() throws Exception {
+        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
+        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
+        harness.processElement(LocationUpdate.remove(BLOCK, TAG, "e1", 0, 1_000, "removed"), 1_000);
+        assertThat(changes()).extracting(ViewChange::getVersion).containsExactly(1_000L, 1_001L, 1_002L);
+    }
+
+    private List<String> values() {
+        return harness.extractOutputValues().stream().map(w -> w.value).toList();
+    }
+
+    private ViewWrite last() {
+        List<ViewWrite> out = harness.extractOutputValues();
+        return out.get(out.size() - 1);
+    }
+
+    private List<ViewChange> changes() {
+        return harness.getSideOutput(PrefixLocationTable.VIEW_CHANGES).stream().map(StreamRecord::getValue).toList();
+    }
+}
