@@ -177,6 +177,10 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
 
     private List<RedisFuture<?>> commandsFor(ViewWrite w, long now) {
         List<RedisFuture<?>> f = new ArrayList<>(3);
+        if (w.kind == ViewWrite.Kind.META) {
+            f.add(w.value == null ? redis.hdel(layout.metaKey(), w.field) : redis.hset(layout.metaKey(), w.field, w.value));
+            return f;
+        }
         if (w.kind == ViewWrite.Kind.ENGINE) {
             f.add(w.value == null ? redis.hdel(layout.enginesKey(), w.field) : redis.hset(layout.enginesKey(), w.field, w.value));
             return f;

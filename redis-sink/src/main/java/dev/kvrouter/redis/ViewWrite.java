@@ -10,8 +10,8 @@ import java.util.Objects;
  */
 public class ViewWrite {
 
-    /** A block field in a group hash, or an engine in the engine table. */
-    public enum Kind { BLOCK, ENGINE }
+    /** A block field in a group hash, an engine in the engine table, or a field of the meta key. */
+    public enum Kind { BLOCK, ENGINE, META }
 
     public Kind kind;
     /** BLOCK: the group tag hash; ENGINE: unused (0). */
@@ -43,6 +43,16 @@ public class ViewWrite {
         w.kind = Kind.ENGINE;
         w.field = engineId;
         w.value = entry == null ? null : entry.encode();
+        w.eventTimeMs = eventTimeMs;
+        return w;
+    }
+
+    /** A fleet figure in the meta key (fleet mean load, load Gini, hot engines). */
+    public static ViewWrite meta(String field, String value, long eventTimeMs) {
+        ViewWrite w = new ViewWrite();
+        w.kind = Kind.META;
+        w.field = field;
+        w.value = value;
         w.eventTimeMs = eventTimeMs;
         return w;
     }

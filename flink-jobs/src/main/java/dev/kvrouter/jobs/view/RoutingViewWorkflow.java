@@ -7,6 +7,7 @@ import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
 import dev.kvrouter.jobs.view.functions.EngineTracker;
+import dev.kvrouter.jobs.view.functions.FleetLoad;
 import dev.kvrouter.jobs.view.functions.PrefixLocationTable;
 import dev.kvrouter.jobs.view.functions.Validation;
 import dev.kvrouter.jobs.view.model.EngineStatus;
@@ -28,7 +29,8 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  * <pre>
  * kv events ─ decode+validate ─┐                         ┌─ dead letters
  * engine load ─ decode+validate┴─ EngineTracker (by engine) ─ PrefixLocationTable (by block) ─ Redis view
- *                                   └─ engine status ─ Redis engine table, engine-state topic
+ *                                   └─ engine status ─ Redis engine table, engine-state topic,
+ *                                                      fleet load (mean, Gini, hot engines) ─ Redis meta
  *                                                              └─ view changelog topic
  * </pre>
  */
@@ -81,7 +83,11 @@ public final class RoutingViewWorkflow {
         DataStream<ViewWrite> engineWrites = status
                 .map(RoutingViewWorkflow::engineWrite).returns(TypeInformation.of(ViewWrite.class))
                 .name("engine table").uid("engine-table");
-        blockWrites.union(engineWrites).sinkTo(sinks.view()).name("redis view").uid("sink-redis-view");
+        KeySelector<EngineStatus, String> fleet = s -> FleetLoad.FLEET;
+        DataStream<ViewWrite> fleetWrites = status.keyBy(fleet)
+                .process(new FleetLoad(1_000, config.busyFactor())).returns(TypeInformation.of(ViewWrite.class))
+                .name("fleet load").uid("fleet-load");
+        blockWrites.union(engineWrites, fleetWrites).sinkTo(sinks.view()).name("redis view").uid("sink-redis-view");
 
         status.filter(s -> s.changed).name("health changes").uid("health-changes")
                 .map(RoutingViewWorkflow::stateChange).returns(TypeInformation.of(EngineStateChange.class))

@@ -1,0 +1,79 @@
+package dev.kvrouter.jobs.view.functions;
+
+import dev.kvrouter.jobs.stats.LoadStats;
+import dev.kvrouter.jobs.view.model.EngineStatus;
+import dev.kvrouter.redis.ViewWrite;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+
+/**
+ * Fleet-wide load, on one key: each live engine's load score (waiting + running), and every
+ * interval the fleet mean, the load Gini and the hot engines (load above k x mean) into the view's
+ * meta key, for balancers and dashboards.
+ */
+public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, ViewWrite> {
+
+    /** The one key all engine statuses go to. */
+    public static final String FLEET = "fleet";
+
+    private final long intervalMs;
+    private final double busyFactor;
+    private transient MapState<String, Double> loads;
+    private transient ValueState<Long> nextTick;
+
+    public FleetLoad(long intervalMs, double busyFactor) {
+        this.intervalMs = intervalMs;
+        this.busyFactor = busyFactor;
+    }
+
+    @Override
+    public void open(OpenContext openContext) {
+        loads = getRuntimeContext().getMapState(new MapStateDescriptor<>("engine-loads", Types.STRING, Types.DOUBLE));
+        nextTick = getRuntimeContext().getState(new ValueStateDescriptor<>("next-tick", Types.LONG));
+    }
+
+    @Override
+    public void processElement(EngineStatus s, Context ctx, Collector<ViewWrite> out) throws Exception {
+        if ("DEAD".equals(s.health) || "RESTARTED".equals(s.health)) {
+            // State clearing: a dead engine has no load; it comes back with its next report.
+            loads.remove(s.engine);
+        } else {
+            loads.put(s.engine, (double) (s.waiting + s.running));
+        }
+        if (nextTick.value() == null) {
+            long at = ctx.timerService().currentProcessingTime() + intervalMs;
+            ctx.timerService().registerProcessingTimeTimer(at);
+            nextTick.update(at);
+        }
+    }
+
+    // Timer path: publish, then tick again only while some engine is known; an empty fleet keeps
+    // no state and no timer.
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<ViewWrite> out) throws Exception {
+        Map<String, Double> current = new TreeMap<>();
+        for (Map.Entry<String, Double> e : loads.entries()) {
+            current.put(e.getKey(), e.getValue());
+        }
+        double[] values = current.values().stream().mapToDouble(Double::doubleValue).toArray();
+        out.collect(ViewWrite.meta("fleet_engines", Integer.toString(values.length), timestamp));
+        out.collect(ViewWrite.meta("fleet_mean_load", String.format("%.3f", LoadStats.mean(values)), timestamp));
+        out.collect(ViewWrite.meta("load_gini", String.format("%.4f", LoadStats.gini(values)), timestamp));
+        out.collect(ViewWrite.meta("hot_engines", String.join(",", LoadStats.hot(current, busyFactor)), timestamp));
+        if (current.isEmpty()) {
+            nextTick.clear();
+            return;
+        }
+        long at = timestamp + intervalMs;
+        ctx.timerService().registerProcessingTimeTimer(at);
+        nextTick.update(at);
+    }
+}
