@@ -40,22 +40,24 @@ public final class KvRouterClient implements AutoCloseable {
     /**
      * @param maxViewAge       older than this, the view is not trusted: least-loaded routing instead
      * @param timeout          per Redis command; a balancer cannot wait long
+     * @param connectTimeout   for connecting and the connection handshake (the first one warms up the JVM too)
      * @param maxBlocks        longest prompt prefix looked up, in canonical blocks
      * @param snapshotInterval how often the engine table is copied in the background, for
      *                         least-loaded routing while Redis does not answer
      */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
-                          Duration timeout, int maxBlocks, Duration snapshotInterval) {
+                          Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval) {
         public static Options defaults(String redisUrl) {
-            return new Options(redisUrl, "kvr:", 16, 2, Duration.ofSeconds(2), Duration.ofMillis(100), 4096, Duration.ofSeconds(1));
+            return new Options(redisUrl, "kvr:", 16, 2, Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(2),
+                    4096, Duration.ofSeconds(1));
         }
 
         public Options withKeyPrefix(String prefix) {
-            return new Options(redisUrl, prefix, chunkTokens, tagDepth, maxViewAge, timeout, maxBlocks, snapshotInterval);
+            return new Options(redisUrl, prefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks, snapshotInterval);
         }
 
         public Options withMaxViewAge(Duration age) {
-            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, age, timeout, maxBlocks, snapshotInterval);
+            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, age, timeout, connectTimeout, maxBlocks, snapshotInterval);
         }
     }
 
@@ -74,14 +76,15 @@ public final class KvRouterClient implements AutoCloseable {
         this.layout = new ViewLayout(options.keyPrefix());
         this.hasher = new CanonicalBlockHasher(options.chunkTokens());
         RedisURI uri = RedisURI.create(options.redisUrl());
-        uri.setTimeout(options.timeout());
+        // The handshake runs under the URI's timeout; commands under TimeoutOptions below.
+        uri.setTimeout(options.connectTimeout());
         this.client = RedisClient.create(uri);
         client.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .requestQueueSize(1024)
                 .timeoutOptions(TimeoutOptions.enabled(options.timeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(options.timeout().multipliedBy(10)).build())
+                .socketOptions(SocketOptions.builder().connectTimeout(options.connectTimeout()).build())
                 .build());
         this.connection = client.connect();
         this.redis = connection.sync();

@@ -1,0 +1,186 @@
+package dev.kvrouter.jobs.view;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.balancer.KvRouterClient.Pick;
+import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
+import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.stack.junit.LocalStackExtension;
+import dev.kvrouter.stack.junit.UniqueNames;
+import dev.kvrouter.topics.TopicApplier;
+import dev.kvrouter.topics.TopicCatalog;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The view as a whole: it empties when the job stops, and parallelism does not change it. */
+@ExtendWith(LocalStackExtension.class)
+class ViewLifecycleITCase {
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(4).build());
+
+    @Test
+    void withTheJobStoppedTheViewExpiresInsteadOfLying(StackAddresses stack) throws Exception {
+        String topics = topics(stack);
+        RoutingViewConfig config = config(stack, topics, 1, "3 s");
+        JobClient job = start(config, "view expiry");
+        FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+        int[] prompt = new Random(1).ints(32, 0, 1000).toArray();
+        long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
+        try (KafkaProducer<String, Object> producer = producer(stack);
+             KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
+                     .withKeyPrefix(config.viewKeyPrefix()).withMaxViewAge(Duration.ofSeconds(60)))) {
+            producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine.id, engine.load(0, 1))).get();
+            producer.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, engine.batch(engine.stored(prompt, 0, 2)))).get();
+            await(router, chain, p -> p.matchedBlocks() == 2 && "AFFINITY".equals(p.reason()));
+
+            job.cancel().get(30, TimeUnit.SECONDS);
+            long stopped = System.currentTimeMillis();
+            Pick after = await(router, chain, p -> p.source() != KvRouterClient.Source.VIEW);
+            long took = System.currentTimeMillis() - stopped;
+            assertThat(after.matchedBlocks()).isZero();
+            assertThat(after.reason()).isIn("NO_VIEW", "FALLBACK_LOAD_ONLY");
+            assertThat(router.engines()).as("the engine table expired with the view").isEmpty();
+            assertThat(took).as("view.ttl is 3 s").isLessThan(10_000);
+        }
+    }
+
+    @Test
+    void theSameInputAtParallelismOneAndTwoYieldsTheSameView(StackAddresses stack) throws Exception {
+        String topics = topics(stack);
+        // Input first, so both jobs read exactly the same records from the start.
+        try (KafkaProducer<String, Object> producer = producer(stack)) {
+            RoutingViewConfig any = config(stack, topics, 1, "30 s");
+            Random random = new Random(42);
+            int[][] prompts = new int[6][];
+            for (int i = 0; i < prompts.length; i++) {
+                prompts[i] = random.ints(64 + 16 * i, 0, 5000).toArray();
+                prompts[i][0] = 7; // a shared first chunk across prompts 0..2: a hot root
+                System.arraycopy(prompts[0], 0, prompts[i], 0, i < 3 ? 16 : 0);
+            }
+            for (int e = 0; e < 4; e++) {
+                FakeEngine engine = new FakeEngine("engine-" + e, 16);
+                producer.send(new ProducerRecord<>(any.engineLoadTopic(), engine.id, engine.load(e, 1)));
+                for (int p = e % 2; p < prompts.length; p += 2) {
+                    int blocks = prompts[p].length / 16;
+                    producer.send(new ProducerRecord<>(any.kvEventsTopic(), engine.id, engine.batch(engine.stored(prompts[p], 0, blocks))));
+                }
+                producer.send(new ProducerRecord<>(any.kvEventsTopic(), engine.id, engine.batch(engine.removed(prompts[e % 2], 2, 4))));
+                if (e == 3) {
+                    producer.send(new ProducerRecord<>(any.kvEventsTopic(), engine.id, engine.batch(FakeEngine.cleared())));
+                    producer.send(new ProducerRecord<>(any.kvEventsTopic(), engine.id, engine.batch(engine.stored(prompts[5], 0, 3))));
+                }
+            }
+            producer.flush();
+        }
+        RoutingViewConfig one = config(stack, topics, 1, "30 s");
+        RoutingViewConfig two = config(stack, topics, 2, "30 s");
+        JobClient jobOne = start(one, "parallelism 1");
+        JobClient jobTwo = start(two, "parallelism 2");
+        try {
+            Map<String, String> viewOne = awaitStable(stack, one.viewKeyPrefix());
+            Map<String, String> viewTwo = awaitStable(stack, two.viewKeyPrefix());
+            assertThat(viewOne).hasSizeGreaterThan(20);
+            assertThat(viewTwo).isEqualTo(viewOne);
+        } finally {
+            jobOne.cancel().get(30, TimeUnit.SECONDS);
+            jobTwo.cancel().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Every block field of a view as "group field" → holders, once two reads 2 s apart agree. */
+    private static Map<String, String> awaitStable(StackAddresses stack, String prefix) throws InterruptedException {
+        RedisClient client = RedisClient.create(stack.redisUrl());
+        try (StatefulRedisConnection<String, String> c = client.connect()) {
+            Map<String, String> previous = Map.of();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < deadline) {
+                Map<String, String> now = new TreeMap<>();
+                for (String key : c.sync().scan(ScanArgs.Builder.matches(prefix + "g:*").limit(10_000)).getKeys()) {
+                    c.sync().hgetall(key).forEach((field, value) -> now.put(key.substring(prefix.length()) + " " + field, value));
+                }
+                if (!now.isEmpty() && now.equals(previous)) {
+                    return now;
+                }
+                previous = now;
+                Thread.sleep(2_000);
+            }
+            throw new AssertionError("the view under " + prefix + " did not settle within 60 s");
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    private static String topics(StackAddresses stack) throws Exception {
+        String prefix = UniqueNames.topic("it-life") + ".";
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
+            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
+            assertThat(applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(prefix)))).isEmpty();
+        }
+        return prefix;
+    }
+
+    private static RoutingViewConfig config(StackAddresses stack, String topics, int parallelism, String viewTtl) {
+        return RoutingViewConfig.from(Map.ofEntries(
+                Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
+                Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
+                Map.entry("redis.url", stack.redisUrl()),
+                Map.entry("topics.prefix", topics),
+                Map.entry("kafka.group-id", UniqueNames.topic("it-life-job")),
+                Map.entry("kafka.starting-offsets", "earliest"),
+                Map.entry("view.key-prefix", UniqueNames.redisPrefix("it-life")),
+                Map.entry("view.ttl", viewTtl),
+                Map.entry("engine.suspect-after", "5 min"),
+                Map.entry("engine.dead-after", "10 min"),
+                Map.entry("job.parallelism", Integer.toString(parallelism)),
+                Map.entry("job.checkpoint-interval", "1 s")));
+    }
+
+    private static JobClient start(RoutingViewConfig config, String name) throws Exception {
+        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
+        RoutingViewJob.wire(env, config);
+        return env.executeAsync(name);
+    }
+
+    private static KafkaProducer<String, Object> producer(StackAddresses stack) {
+        return new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class,
+                RegistrySettings.URL, stack.schemaRegistryUrl()));
+    }
+
+    private static Pick await(KvRouterClient router, long[] chain, java.util.function.Predicate<Pick> until) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Pick last = router.pick(chain);
+        while (!until.test(last)) {
+            assertThat(System.nanoTime()).as("last pick: %s", last).isLessThan(deadline);
+            Thread.sleep(100);
+            last = router.pick(chain);
+        }
+        return last;
+    }
+}
