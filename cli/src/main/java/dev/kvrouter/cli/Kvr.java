@@ -1,5 +1,6 @@
 package dev.kvrouter.cli;
 
+import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.stack.StackCommand;
 import dev.kvrouter.topics.TopicsCommand;
 import java.util.concurrent.Callable;
@@ -9,8 +10,8 @@ import picocli.CommandLine.Command;
 /** {@code ./kvr}: one entry point; each module owns its commands and this only gathers them. */
 @Command(name = "kvr", mixinStandardHelpOptions = true, versionProvider = Kvr.Version.class,
         description = {"kv-router: the data plane for KV-cache-aware routing of LLM inference.", ""},
-        subcommands = {StackCommand.class, TopicsCommand.class, CommandLine.HelpCommand.class},
-        footer = {"", "Start here:  ./kvr stack up   then   ./kvr topics apply"})
+        subcommands = {StackCommand.class, TopicsCommand.class, JobCommand.class, CommandLine.HelpCommand.class},
+        footer = {"", "Start here:  ./kvr stack up   then   ./kvr topics apply   then   ./kvr job run"})
 public final class Kvr implements Callable<Integer> {
 
     @CommandLine.Spec
@@ -24,6 +25,9 @@ public final class Kvr implements Callable<Integer> {
 
     public static void main(String[] args) {
         CommandLine cli = new CommandLine(new Kvr());
+        // The job options' list, from the job itself, under 'kvr job run --help'.
+        CommandLine run = cli.getSubcommands().get("job").getSubcommands().get("run");
+        run.getCommandSpec().usageMessage().footer("", RoutingViewJob.help());
         // A failed command prints its message, not a stack trace; the trace is one flag away.
         cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
             cmd.getErr().println("kvr " + cmd.getCommandName() + ": " + e.getMessage());

@@ -109,7 +109,7 @@ public record RoutingViewConfig(
         String required(ConfigOption<String> option) {
             String v = get(option);
             if (v == null || v.isBlank()) {
-                problems.add(option.key() + " is required: " + option.description());
+                problems.add(option.key() + " is required: " + RoutingViewOptions.describe(option));
             }
             return v;
         }

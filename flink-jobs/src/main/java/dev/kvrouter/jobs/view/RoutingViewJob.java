@@ -140,11 +140,11 @@ public final class RoutingViewJob {
         return settings;
     }
 
-    static String help() {
+    public static String help() {
         StringBuilder b = new StringBuilder("kv-router routing-view job. Options (--name value):\n");
         for (var o : RoutingViewOptions.all()) {
-            b.append(String.format("  --%-32s %s%s%n", o.key(), o.description(),
-                    o.hasDefaultValue() ? " (default: " + o.defaultValue() + ")" : ""));
+            b.append("  --").append(o.key()).append(o.hasDefaultValue() ? "  (default: " + o.defaultValue() + ")" : "").append('\n')
+                    .append("      ").append(RoutingViewOptions.describe(o)).append('\n');
         }
         return b.toString();
     }

@@ -31,7 +31,7 @@ class RoutingViewConfigTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("has 7 problem(s)")
                 .hasMessageContaining("unknown option 'view.chunk-token'")
-                .hasMessageContaining("kafka.bootstrap is required")
+                .hasMessageContaining("kafka.bootstrap is required: Kafka bootstrap servers, host:port[,host:port]. Required.")
                 .hasMessageContaining("schema-registry.url is required")
                 .hasMessageContaining("view.chunk-tokens must be at least 1, was 0")
                 .hasMessageContaining("view.busy-factor must be above 1.0, was 0.5")
@@ -51,7 +51,7 @@ class RoutingViewConfigTest {
         for (var o : RoutingViewOptions.all()) {
             assertThat(help).contains("--" + o.key());
         }
-        assertThat(help).contains("(default: 16)");
+        assertThat(help).contains("--view.chunk-tokens  (default: 16)");
     }
 
     @Test
