@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
 /** {@code ./kvr}: one entry point; each module owns its commands and this only gathers them. */
 @Command(name = "kvr", mixinStandardHelpOptions = true, versionProvider = Kvr.Version.class,
         description = {"kv-router: the data plane for KV-cache-aware routing of LLM inference.", ""},
-        subcommands = {StackCommand.class, TopicsCommand.class, JobCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {StackCommand.class, TopicsCommand.class, JobCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Start here:  ./kvr stack up   then   ./kvr topics apply   then   ./kvr job run"})
 public final class Kvr implements Callable<Integer> {
 

@@ -165,37 +165,44 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         lastFlushMs = (System.nanoTime() - started) / 1_000_000;
     }
 
+    /**
+     * Sends one batch. Writes to the same hash go out as one HSET (all fields set) and one HDEL (all
+     * fields deleted), and a group key's expiry as one EXPIRE NX plus one EXPIRE GT with the latest
+     * expiry among its fields: a chain's blocks share a group, so a batch of stored blocks costs a
+     * few commands, not a few per block.
+     */
     private List<RedisFuture<?>> send(List<ViewWrite> writes, long now) {
-        List<RedisFuture<?>> futures = new ArrayList<>(writes.size() * 3);
+        Map<String, Map<String, String>> sets = new LinkedHashMap<>();
+        Map<String, List<String>> deletes = new LinkedHashMap<>();
+        Map<String, Long> expiries = new LinkedHashMap<>();
         for (ViewWrite w : writes) {
-            futures.addAll(commandsFor(w, now));
+            String key = switch (w.kind) {
+                case META -> layout.metaKey();
+                case ENGINE -> layout.enginesKey();
+                case BLOCK -> layout.groupKey(w.tag);
+            };
+            if (w.value == null) {
+                deletes.computeIfAbsent(key, k -> new ArrayList<>()).add(w.field);
+            } else {
+                sets.computeIfAbsent(key, k -> new LinkedHashMap<>()).put(w.field, w.value);
+                if (w.kind == ViewWrite.Kind.BLOCK) {
+                    expiries.merge(key, w.expireAtMs, Math::max);
+                }
+            }
         }
+        List<RedisFuture<?>> futures = new ArrayList<>(sets.size() + deletes.size() + 2 * expiries.size());
+        // The buffer keeps one write per field, so no field is both set and deleted here.
+        deletes.forEach((key, fields) -> futures.add(redis.hdel(key, fields.toArray(String[]::new))));
+        sets.forEach((key, fields) -> futures.add(redis.hset(key, fields)));
+        expiries.forEach((key, expireAt) -> {
+            // A new key has no TTL and GT never sets one: NX gives it one, GT only ever extends it.
+            long ttl = Math.max(1, (expireAt - now + 999) / 1000 + 1);
+            futures.add(redis.expire(key, ttl, ExpireArgs.Builder.nx()));
+            futures.add(redis.expire(key, ttl, ExpireArgs.Builder.gt()));
+        });
         connection.flushCommands();
         commandsSent.inc(futures.size());
         return new BatchFutures(futures, writes);
-    }
-
-    private List<RedisFuture<?>> commandsFor(ViewWrite w, long now) {
-        List<RedisFuture<?>> f = new ArrayList<>(3);
-        if (w.kind == ViewWrite.Kind.META) {
-            f.add(w.value == null ? redis.hdel(layout.metaKey(), w.field) : redis.hset(layout.metaKey(), w.field, w.value));
-            return f;
-        }
-        if (w.kind == ViewWrite.Kind.ENGINE) {
-            f.add(w.value == null ? redis.hdel(layout.enginesKey(), w.field) : redis.hset(layout.enginesKey(), w.field, w.value));
-            return f;
-        }
-        String key = layout.groupKey(w.tag);
-        if (w.value == null) {
-            f.add(redis.hdel(key, w.field));
-            return f;
-        }
-        f.add(redis.hset(key, w.field, w.value));
-        // A new key has no TTL and GT never sets one: NX gives it one, GT only ever extends it.
-        long ttl = Math.max(1, (w.expireAtMs - now + 999) / 1000 + 1);
-        f.add(redis.expire(key, ttl, ExpireArgs.Builder.nx()));
-        f.add(redis.expire(key, ttl, ExpireArgs.Builder.gt()));
-        return f;
     }
 
     private List<RedisFuture<?>> sendMeta(long now) {

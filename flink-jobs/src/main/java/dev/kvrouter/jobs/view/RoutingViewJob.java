@@ -58,6 +58,7 @@ public final class RoutingViewJob {
         env.configure(conf);
         env.enableCheckpointing(config.checkpointInterval().toMillis());
         env.setParallelism(config.parallelism());
+        env.setBufferTimeout(config.bufferTimeout().toMillis());
         return env;
     }
 

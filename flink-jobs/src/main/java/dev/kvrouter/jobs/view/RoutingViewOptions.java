@@ -79,6 +79,8 @@ public final class RoutingViewOptions {
 
     public static final ConfigOption<Duration> CHECKPOINT_INTERVAL = ConfigOptions.key("job.checkpoint-interval").durationType()
             .defaultValue(Duration.ofSeconds(10)).withDescription("Checkpoint interval; the view sink flushes at every checkpoint.");
+    public static final ConfigOption<Duration> BUFFER_TIMEOUT = ConfigOptions.key("job.buffer-timeout").durationType()
+            .defaultValue(Duration.ofMillis(10)).withDescription("Longest a record waits in a network buffer between operators (latency vs throughput).");
     public static final ConfigOption<Integer> PARALLELISM = ConfigOptions.key("job.parallelism").intType()
             .defaultValue(1).withDescription("Parallelism of the job's keyed operators.");
 

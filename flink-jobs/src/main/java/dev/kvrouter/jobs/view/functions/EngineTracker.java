@@ -89,9 +89,14 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     public void open(OpenContext openContext) {
         MapStateDescriptor<Long, EngineBlock> blocksDescriptor =
                 new MapStateDescriptor<>("engine-blocks", Types.LONG, TypeInformation.of(EngineBlock.class));
-        // Safety net only: every block also leaves on removal, clear, restart or death.
+        // Safety net only: every block also leaves on removal, clear, restart or death, and
+        // engine.max-blocks caps the map. No background cleanup: on the heap backend it copies the
+        // engine's whole map on every access; expired entries go on read and in full snapshots.
         blocksDescriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(2 * (long) (maxResidencyMs * lifetimes)))
-                .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite).build());
+                .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
+                .disableCleanupInBackground()
+                .cleanupFullSnapshot()
+                .build());
         blocks = getRuntimeContext().getMapState(blocksDescriptor);
         health = getRuntimeContext().getState(new ValueStateDescriptor<>("engine-health", TypeInformation.of(EngineHealthState.class)));
         hasher = new CanonicalBlockHasher(chunkTokens);

@@ -1,0 +1,91 @@
+package dev.kvrouter.cli;
+
+import dev.kvrouter.cli.bench.Benchmarks;
+import dev.kvrouter.stack.StackAddresses;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code kvr bench ...}: benchmarks that print figures, each beside a ceiling measured in the same run. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Benchmarks against the running stack; figures are printed, never asserted. Record them in BENCHMARKS.md.",
+        subcommands = {BenchCommand.Pick.class, BenchCommand.Ingest.class, BenchCommand.Slots.class})
+public final class BenchCommand implements Callable<Integer> {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+        return 0;
+    }
+
+    static StackAddresses stack() {
+        return StackAddresses.fromEnv(System.getenv()).orElseThrow(() -> new IllegalStateException(
+                "no stack to measure: run './kvr stack up' first (or set KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL and REDIS_URL)"));
+    }
+
+    @Command(name = "pick", mixinStandardHelpOptions = true,
+            description = "kvr_pick p50/p99 latency and picks/s for prompts of 8, 64 and 512 blocks, beside a raw GET of one key.")
+    static final class Pick implements Callable<Integer> {
+        @Option(names = "--iterations", defaultValue = "20000", description = "Picks per case (default: ${DEFAULT-VALUE}).")
+        int iterations;
+
+        @Option(names = "--threads", defaultValue = "4", description = "Clients for the concurrent rate (default: ${DEFAULT-VALUE}).")
+        int threads;
+
+        @Option(names = "--max-seconds", defaultValue = "20", description = "Upper bound per case (default: ${DEFAULT-VALUE}).")
+        int maxSeconds;
+
+        @Override
+        public Integer call() throws Exception {
+            Benchmarks.pick(stack().redisUrl(), iterations, Duration.ofSeconds(maxSeconds), threads, System.out);
+            return 0;
+        }
+    }
+
+    @Command(name = "ingest", mixinStandardHelpOptions = true,
+            description = "Block-entry updates/s through Kafka -> Flink -> Redis beside raw pipelined Redis writes of the same "
+                    + "entries; freshness (event time -> visible) at half the measured rate; Redis bytes per entry.")
+    static final class Ingest implements Callable<Integer> {
+        @Option(names = "--entries", defaultValue = "200000", description = "Block entries to ingest (default: ${DEFAULT-VALUE}).")
+        int entries;
+
+        @Option(names = "--engines", defaultValue = "32", description = "Simulated engines (default: ${DEFAULT-VALUE}).")
+        int engines;
+
+        @Option(names = "--freshness-seconds", defaultValue = "20", description = "Length of the freshness run (default: ${DEFAULT-VALUE}).")
+        int freshnessSeconds;
+
+        @Option(names = "--freshness-rate", defaultValue = "0",
+                description = "Entries/s of the freshness run; 0 (default) means half the rate just measured.")
+        double freshnessRate;
+
+        @Override
+        public Integer call() throws Exception {
+            Benchmarks.ingest(stack(), entries, engines, Duration.ofSeconds(freshnessSeconds), freshnessRate, System.out);
+            return 0;
+        }
+    }
+
+    @Command(name = "slots", mixinStandardHelpOptions = true,
+            description = "How a trace's blocks and picks spread over Redis Cluster slots, per tag depth.")
+    static final class Slots implements Callable<Integer> {
+        @Option(names = "--trace", required = true, description = "A trace in the Mooncake format (hash_ids per request).")
+        Path trace;
+
+        @Option(names = "--depths", split = ",", defaultValue = "1,2,3,4", description = "Tag depths to try (default: ${DEFAULT-VALUE}).")
+        List<Integer> depths;
+
+        @Override
+        public Integer call() throws Exception {
+            dev.kvrouter.redis.SlotSpread.report(trace, depths, Integer.MAX_VALUE, System.out);
+            return 0;
+        }
+    }
+}
