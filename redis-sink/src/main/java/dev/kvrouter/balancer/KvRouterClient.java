@@ -2,14 +2,11 @@ package dev.kvrouter.balancer;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.redis.EngineEntry;
+import dev.kvrouter.redis.RedisClients;
 import dev.kvrouter.redis.ViewLayout;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
@@ -75,17 +72,7 @@ public final class KvRouterClient implements AutoCloseable {
         this.options = options;
         this.layout = new ViewLayout(options.keyPrefix());
         this.hasher = new CanonicalBlockHasher(options.chunkTokens());
-        RedisURI uri = RedisURI.create(options.redisUrl());
-        // The handshake runs under the URI's timeout; commands under TimeoutOptions below.
-        uri.setTimeout(options.connectTimeout());
-        this.client = RedisClient.create(uri);
-        client.setOptions(ClientOptions.builder()
-                .autoReconnect(true)
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .requestQueueSize(1024)
-                .timeoutOptions(TimeoutOptions.enabled(options.timeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(options.connectTimeout()).build())
-                .build());
+        this.client = RedisClients.create(options.redisUrl(), options.timeout(), options.connectTimeout(), 1024);
         this.connection = client.connect();
         this.redis = connection.sync();
         this.snapshots = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {

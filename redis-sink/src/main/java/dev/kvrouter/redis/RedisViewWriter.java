@@ -1,15 +1,11 @@
 package dev.kvrouter.redis;
 
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.ExpireArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisFuture;
-import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.io.IOException;
@@ -60,17 +56,8 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         this.options = options;
         this.layout = new ViewLayout(options.keyPrefix());
         this.timers = timers;
-        RedisURI uri = RedisURI.create(options.redisUrl());
-        uri.setTimeout(Duration.ofMillis(options.commandTimeoutMs()));
-        this.client = RedisClient.create(uri);
-        client.setOptions(ClientOptions.builder()
-                .autoReconnect(true)
-                // A disconnected client fails fast; the writer retries the batch, bounded.
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .requestQueueSize(Math.max(options.batchSize() * options.maxInFlightBatches() * 4, 1024))
-                .timeoutOptions(TimeoutOptions.enabled(Duration.ofMillis(options.commandTimeoutMs())))
-                .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofMillis(options.connectTimeoutMs())).build())
-                .build());
+        this.client = RedisClients.create(options.redisUrl(), Duration.ofMillis(options.commandTimeoutMs()),
+                Duration.ofMillis(options.connectTimeoutMs()), Math.max(options.batchSize() * options.maxInFlightBatches() * 4, 1024));
         try {
             this.connection = client.connect();
         } catch (RedisConnectionException e) {

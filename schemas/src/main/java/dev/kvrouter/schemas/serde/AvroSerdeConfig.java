@@ -22,6 +22,15 @@ public record AvroSerdeConfig(RegistrySettings registry, boolean autoRegister, S
     /** Read into the generated class of the writer's record (default true); false gives GenericRecord. */
     public static final String SPECIFIC_READER = "specific.avro.reader";
 
+    /** For a Kafka serde's configure(): problems become Kafka's ConfigException, the exception clients expect. */
+    static AvroSerdeConfig forKafka(Map<String, ?> config, boolean isKey) {
+        try {
+            return from(config, isKey);
+        } catch (IllegalArgumentException e) {
+            throw new org.apache.kafka.common.config.ConfigException(e.getMessage());
+        }
+    }
+
     static AvroSerdeConfig from(Map<String, ?> config, boolean isKey) {
         List<String> problems = new ArrayList<>();
         RegistrySettings registry = RegistrySettings.parse(config, problems);

@@ -39,11 +39,7 @@ public class RegistryAvroDeserializer<T> implements Deserializer<T> {
 
     @Override
     public void configure(Map<String, ?> configs, boolean isKey) {
-        try {
-            this.config = AvroSerdeConfig.from(configs, isKey);
-        } catch (IllegalArgumentException e) {
-            throw new org.apache.kafka.common.config.ConfigException(e.getMessage());
-        }
+        this.config = AvroSerdeConfig.forKafka(configs, isKey);
         this.client = new SchemaRegistryClient(config.registry());
     }
 

@@ -43,11 +43,7 @@ public class RegistryAvroSerializer<T extends GenericContainer> implements Seria
     @Override
     public void configure(Map<String, ?> configs, boolean isKey) {
         this.isKey = isKey;
-        try {
-            this.config = AvroSerdeConfig.from(configs, isKey);
-        } catch (IllegalArgumentException e) {
-            throw new org.apache.kafka.common.config.ConfigException(e.getMessage());
-        }
+        this.config = AvroSerdeConfig.forKafka(configs, isKey);
         this.client = new SchemaRegistryClient(config.registry());
     }
 
