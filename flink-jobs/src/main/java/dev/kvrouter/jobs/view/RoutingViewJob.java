@@ -96,8 +96,14 @@ public final class RoutingViewJob {
     static <T extends SpecificRecord> KafkaSink<T> kafkaSink(RoutingViewConfig config, String topic, Class<T> type,
                                                             SerializationSchema<T> key) {
         Map<String, String> registry = Map.of(RegistrySettings.URL, config.schemaRegistryUrl());
+        // Analysis outputs, one record per view change: batch them (linger) rather than wake the
+        // producer's sender thread for every record.
+        java.util.Properties producer = new java.util.Properties();
+        producer.setProperty("linger.ms", "20");
+        producer.setProperty("batch.size", Integer.toString(256 * 1024));
         return KafkaSink.<T>builder()
                 .setBootstrapServers(config.kafkaBootstrap())
+                .setKafkaProducerConfig(producer)
                 .setRecordSerializer(KafkaRecordSerializationSchema.<T>builder()
                         .setTopic(topic)
                         .setKeySerializationSchema(key)
