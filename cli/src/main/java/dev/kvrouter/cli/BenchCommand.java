@@ -62,13 +62,16 @@ public final class BenchCommand implements Callable<Integer> {
         @Option(names = "--freshness-seconds", defaultValue = "20", description = "Length of the freshness run (default: ${DEFAULT-VALUE}).")
         int freshnessSeconds;
 
+        @Option(names = "-D", paramLabel = "NAME=VALUE", description = "A job option for the measured job (see 'kvr job run --help').")
+        java.util.Map<String, String> jobOptions = new java.util.LinkedHashMap<>();
+
         @Option(names = "--freshness-rate", defaultValue = "0",
                 description = "Entries/s of the freshness run; 0 (default) means half the rate just measured.")
         double freshnessRate;
 
         @Override
         public Integer call() throws Exception {
-            Benchmarks.ingest(stack(), entries, engines, Duration.ofSeconds(freshnessSeconds), freshnessRate, System.out);
+            Benchmarks.ingest(stack(), entries, engines, Duration.ofSeconds(freshnessSeconds), freshnessRate, jobOptions, System.out);
             return 0;
         }
     }

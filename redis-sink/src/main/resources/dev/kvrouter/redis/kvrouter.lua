@@ -65,7 +65,8 @@ local function pick(keys, args)
 
   local function overloaded(id)
     local e = engines[id]
-    if e.status == 'BUSY' or e.status == 'DRAINING' then return 'SPILL_BUSY' end
+    -- A suspect engine (silent for a while) keeps its entries but gets no new affinity either.
+    if e.status == 'BUSY' or e.status == 'DRAINING' or e.status == 'SUSPECT' then return 'SPILL_BUSY' end
     if mean > 0 and e.load > busy_factor * mean then return 'SPILL_HOT' end
     return nil
   end

@@ -94,7 +94,7 @@ class PickFunctionITCase {
         engine("e2", "BUSY", 2, 1);
         assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e1", 2, "REPLICA");
-        engine("e1", "BUSY", 1, 1);
+        engine("e1", "SUSPECT", 1, 1);
         assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e3", 0, "SPILL_BUSY");
     }

@@ -14,7 +14,7 @@ public final class Benchmarks {
     }
 
     public static void ingest(StackAddresses stack, int entries, int engines, Duration freshness, double freshnessRate,
-                              PrintStream out) throws Exception {
-        IngestBench.run(stack, entries, engines, freshness, freshnessRate, out);
+                              java.util.Map<String, String> jobOptions, PrintStream out) throws Exception {
+        IngestBench.run(stack, entries, engines, freshness, freshnessRate, jobOptions, out);
     }
 }

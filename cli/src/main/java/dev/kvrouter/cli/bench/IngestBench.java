@@ -53,8 +53,8 @@ final class IngestBench {
     /** One batch and where its last block must show up in Redis. */
     private record Planned(String engine, KvEventBatch batch, String lastKey, String lastField) {}
 
-    static void run(StackAddresses stack, int entries, int engines, Duration freshness, double freshnessRate, PrintStream out)
-            throws Exception {
+    static void run(StackAddresses stack, int entries, int engines, Duration freshness, double freshnessRate,
+                    Map<String, String> jobOptions, PrintStream out) throws Exception {
         String id = UUID.randomUUID().toString().substring(0, 8);
         String topics = "bench-" + id + ".";
         String viewPrefix = "bench-" + id + ":";
@@ -86,11 +86,13 @@ final class IngestBench {
             deleteAll(redis, raw.prefix());
 
             // 2. The pipeline: the batches produced first, then the job drains the backlog.
-            RoutingViewConfig config = RoutingViewConfig.from(Map.of(
+            Map<String, String> settings = new java.util.LinkedHashMap<>(Map.of(
                     "kafka.bootstrap", stack.kafkaBootstrap(), "schema-registry.url", stack.schemaRegistryUrl(),
                     "redis.url", stack.redisUrl(), "topics.prefix", topics, "kafka.group-id", topics + "job",
                     "kafka.starting-offsets", "earliest", "view.key-prefix", viewPrefix,
                     "engine.suspect-after", "5 min", "engine.dead-after", "10 min"));
+            settings.putAll(jobOptions);
+            RoutingViewConfig config = RoutingViewConfig.from(settings);
             try (KafkaProducer<String, Object> producer = producer(stack)) {
                 for (String engine : w.engineIds) {
                     producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine, load(engine)));
@@ -154,9 +156,11 @@ final class IngestBench {
         long start = System.nanoTime();
         long next = start;
         int sent = 0;
+        // Neither loop may spin: a busy producer or poller would take a core and Redis time from
+        // the pipeline being measured. Sends are paced; each sample is polled once a millisecond.
         while (System.nanoTime() - start < length.toNanos()) {
             long now = System.nanoTime();
-            if (now >= next) {
+            while (now >= next) {
                 Planned p = w.batches(1, System.currentTimeMillis()).get(0);
                 producer.send(new ProducerRecord<>(config.kvEventsTopic(), p.engine(), p.batch()));
                 if (sent++ % 5 == 0) {
@@ -164,11 +168,11 @@ final class IngestBench {
                 }
                 next += intervalNanos;
             }
-            // Check the oldest sampled batch; its event time is its ts_ms.
-            if (!pending.isEmpty() && redis.hexists(pending.get(0).lastKey(), pending.get(0).lastField()) == Boolean.TRUE) {
+            while (!pending.isEmpty() && redis.hexists(pending.get(0).lastKey(), pending.get(0).lastField()) == Boolean.TRUE) {
                 lag.add((System.currentTimeMillis() - pending.get(0).batch().getTsMs()) * 1_000_000L);
                 pending.remove(0);
             }
+            Thread.sleep(1);
         }
         long drainUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!pending.isEmpty() && System.nanoTime() < drainUntil) {

@@ -138,7 +138,17 @@ public final class Validation implements Serializable {
         if (value == null || value.isBlank()) {
             return Optional.of(name + " is empty");
         }
-        return value.length() > maxString ? Optional.of(name + " is longer than " + maxString + " characters") : Optional.empty();
+        if (value.length() > maxString) {
+            return Optional.of(name + " is longer than " + maxString + " characters");
+        }
+        // The view's values separate fields with these (redis-sink/README.md).
+        for (char c : value.toCharArray()) {
+            if (c == ',' || c == '=' || c == '|' || Character.isISOControl(c)) {
+                return Optional.of(name + " '" + value + "' contains '" + (Character.isISOControl(c) ? "\\u" + (int) c : c)
+                        + "': ids may not contain , = | or control characters");
+            }
+        }
+        return Optional.empty();
     }
 
     private Optional<String> optionalText(String name, String value) {

@@ -36,6 +36,9 @@ class ValidationTest {
         KvEventBatch noEngine = batch();
         noEngine.setEngineId(" ");
         assertThat(v.check(noEngine)).contains("engine_id is empty");
+        KvEventBatch separator = batch();
+        separator.setEngineId("a=b");
+        assertThat(v.check(separator)).contains("engine_id 'a=b' contains '=': ids may not contain , = | or control characters");
         KvEventBatch negative = batch();
         negative.setSeq(-1);
         assertThat(v.check(negative)).contains("seq is negative (-1)");
