@@ -39,24 +39,39 @@ public final class KvRouterClient implements AutoCloseable {
      * @param timeout          per Redis command; a balancer cannot wait long
      * @param connectTimeout   for connecting and the connection handshake (the first one warms up the JVM too)
      * @param maxBlocks        longest prompt prefix looked up, in canonical blocks
-     * @param snapshotInterval how often the engine table is copied in the background, for
-     *                         least-loaded routing while Redis does not answer
+     * @param snapshotInterval how often the engine table (and, picking client-side, the view's meta
+     *                         and the roots read) is copied in the background
+     * @param clientSide       pick in this client from plain reads (two commands on the group keys,
+     *                         roots cached for one snapshot interval) instead of {@code kvr_pick};
+     *                         for Redis Cluster, where one pick's keys sit in several slots
      */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
-                          Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval) {
+                          Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
+                          boolean clientSide) {
         public static Options defaults(String redisUrl) {
             return new Options(redisUrl, "kvr:", 16, 2, Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(2),
-                    4096, Duration.ofSeconds(1));
+                    4096, Duration.ofSeconds(1), false);
         }
 
         public Options withKeyPrefix(String prefix) {
-            return new Options(redisUrl, prefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks, snapshotInterval);
+            return new Options(redisUrl, prefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
+                    snapshotInterval, clientSide);
         }
 
         public Options withMaxViewAge(Duration age) {
-            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, age, timeout, connectTimeout, maxBlocks, snapshotInterval);
+            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, age, timeout, connectTimeout, maxBlocks,
+                    snapshotInterval, clientSide);
+        }
+
+        /** Client-side picking, with the snapshot refreshed every 100 ms. */
+        public Options withClientSidePick() {
+            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
+                    Duration.ofMillis(100), true);
         }
     }
+
+    /** What the client keeps of the view between refreshes (client-side picking reads meta from here). */
+    private record Snapshot(String updatedMs, double busyFactor, double floor) {}
 
     private final Options options;
     private final ViewLayout layout;
@@ -67,6 +82,17 @@ public final class KvRouterClient implements AutoCloseable {
     /** Last engine table read, for load-only routing while Redis is unreachable. */
     private volatile Map<String, String> lastEngines = Map.of();
     private final java.util.concurrent.ScheduledExecutorService snapshots;
+    private volatile Snapshot meta;
+    /** A root block's holders as read, and when (System.nanoTime). */
+    private record RootRead(String value, long readAtNanos) {}
+
+    /** Root blocks read client-side, fresh for one snapshot interval: a hot root is read once per interval. */
+    private final Map<String, RootRead> roots = new java.util.LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, RootRead> eldest) {
+            return size() > 4096;
+        }
+    };
 
     public KvRouterClient(Options options) {
         this.options = options;
@@ -81,14 +107,30 @@ public final class KvRouterClient implements AutoCloseable {
             return t;
         });
         long every = options.snapshotInterval().toMillis();
-        snapshots.scheduleWithFixedDelay(this::refreshSnapshot, 0, every, java.util.concurrent.TimeUnit.MILLISECONDS);
+        snapshots.scheduleWithFixedDelay(this::refreshQuietly, 0, every, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
-    private void refreshSnapshot() {
+    private void refreshQuietly() {
         try {
-            engines();
+            refresh();
         } catch (RuntimeException e) {
             // Redis unreachable: keep the last copy, which is what the fallback is for.
+        }
+    }
+
+    /**
+     * Reads the engine table (and, picking client-side, the view's meta, forgetting the cached roots)
+     * now; the background thread does it every interval.
+     */
+    public void refresh() {
+        engines();
+        if (options.clientSide()) {
+            synchronized (roots) {
+                roots.clear();
+            }
+            List<io.lettuce.core.KeyValue<String, String>> m = redis.hmget(layout.metaKey(), "updated_ms", "busy_factor", "confidence_floor");
+            meta = new Snapshot(m.get(0).getValueOrElse(null), Double.parseDouble(m.get(1).getValueOrElse("2")),
+                    Double.parseDouble(m.get(2).getValueOrElse("0.05")));
         }
     }
 
@@ -109,6 +151,9 @@ public final class KvRouterClient implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             args[i + 2] = ViewLayout.hex(chain[i]);
         }
+        if (options.clientSide()) {
+            return pickClientSide(chain, n);
+        }
         List<Object> answer;
         try {
             answer = redis.fcallReadOnly(ViewLayout.PICK_FUNCTION, ScriptOutputType.MULTI, keys, args);
@@ -124,6 +169,56 @@ public final class KvRouterClient implements AutoCloseable {
         Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW
                 : engine.isEmpty() ? Source.NO_ENGINE : Source.VIEW;
         return new Pick(engine, ((Long) answer.get(1)).intValue(), reason, age, Double.parseDouble((String) answer.get(4)), source);
+    }
+
+    /** Two reads (the root from its cache when fresh) and {@link PickPolicy}: the same answer as kvr_pick. */
+    private Pick pickClientSide(long[] chain, int n) {
+        try {
+            if (meta == null) {
+                refresh();
+            }
+            Snapshot view = meta;
+            if (view.updatedMs() == null) {
+                return leastLoaded(Source.FALLBACK_STALE_VIEW);
+            }
+            List<String> blocks = new ArrayList<>(n);
+            if (n > 0) {
+                blocks.add(root(chain));
+            }
+            if (n > 1) {
+                String[] fields = new String[n - 1];
+                for (int i = 1; i < n; i++) {
+                    fields[i - 1] = ViewLayout.hex(chain[i]);
+                }
+                redis.hmget(layout.groupKey(ViewLayout.tag(chain, 2, options.tagDepth())), fields)
+                        .forEach(kv -> blocks.add(kv.getValueOrElse(null)));
+            }
+            Map<String, EngineEntry> engines = new java.util.HashMap<>();
+            lastEngines.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
+            PickPolicy.Choice c = PickPolicy.choose(new PickPolicy.ViewRead(Long.parseLong(view.updatedMs()), view.busyFactor(),
+                    view.floor(), engines, blocks), System.currentTimeMillis(), options.maxViewAge().toMillis());
+            Source source = "FALLBACK_LOAD_ONLY".equals(c.reason()) ? Source.FALLBACK_STALE_VIEW
+                    : c.engineId().isEmpty() ? Source.NO_ENGINE : Source.VIEW;
+            return new Pick(c.engineId(), c.matchedBlocks(), c.reason(), c.viewAgeMs(), c.confidence(), source);
+        } catch (RedisException e) {
+            return leastLoaded(Source.FALLBACK_REDIS_DOWN);
+        }
+    }
+
+    private String root(long[] chain) {
+        String field = ViewLayout.hex(chain[0]);
+        long now = System.nanoTime();
+        synchronized (roots) {
+            RootRead read = roots.get(field);
+            if (read != null && now - read.readAtNanos() < options.snapshotInterval().toNanos()) {
+                return read.value();
+            }
+        }
+        String value = redis.hget(layout.groupKey(ViewLayout.tag(chain, 1, options.tagDepth())), field);
+        synchronized (roots) {
+            roots.put(field, new RootRead(value, now));
+        }
+        return value;
     }
 
     /** The engine table as the view publishes it (also refreshes the fallback's copy). */

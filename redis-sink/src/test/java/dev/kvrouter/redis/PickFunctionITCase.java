@@ -25,6 +25,24 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(LocalStackExtension.class)
 class PickFunctionITCase {
 
+    /** Whether the client picks itself from plain reads (Redis Cluster mode) rather than calling kvr_pick. */
+    boolean clientSide() {
+        return false;
+    }
+
+    KvRouterClient.Options options(String redisUrl) {
+        KvRouterClient.Options o = KvRouterClient.Options.defaults(redisUrl).withKeyPrefix(layout.prefix());
+        return clientSide() ? o.withClientSidePick() : o;
+    }
+
+    /** Picks as a balancer would; client-side, the snapshot is read first so a test's last write counts. */
+    Pick pick(KvRouterClient client, long[] prompt) {
+        if (clientSide()) {
+            client.refresh();
+        }
+        return client.pick(prompt);
+    }
+
     private static final long TAU = 600_000;
 
     private RedisClient client;
@@ -42,7 +60,7 @@ class PickFunctionITCase {
         redis = connection.sync();
         redis.functionLoad(ViewLayout.functionLibrary(), true);
         layout = new ViewLayout(UniqueNames.redisPrefix("it-pick"));
-        router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl()).withKeyPrefix(layout.prefix()));
+        router = new KvRouterClient(options(stack.redisUrl()));
         chain = new CanonicalBlockHasher(16).chain("m", null, IntStream.range(0, 64).toArray(), List.of());
         now = System.currentTimeMillis();
         freshMeta();
@@ -64,7 +82,7 @@ class PickFunctionITCase {
         hold(2, "e1", "e2", "e3");
         hold(3, "e1", "e2");
         hold(4, "e2", "e3"); // e3 misses block 3: its run ends at 2
-        Pick p = router.pick(chain);
+        Pick p = pick(router, chain);
         assertThat(p).isEqualTo(new Pick("e2", 4, "AFFINITY", p.viewAgeMs(), p.confidence(), Source.VIEW));
         assertThat(p.viewAgeMs()).isBetween(0L, 5_000L);
         assertThat(p.confidence()).isGreaterThan(0.9);
@@ -77,11 +95,11 @@ class PickFunctionITCase {
         hold(3, "e1", "e2");
         redis.hset(layout.groupKey(chain[1]), ViewLayout.hex(chain[2]),
                 ViewLayout.holder("e1", now, 1) + "," + ViewLayout.holder("e2", now, 0)); // e2 restarted since
-        assertThat(router.pick(chain).engineId()).isEqualTo("e1");
-        assertThat(router.pick(chain).matchedBlocks()).isEqualTo(3);
+        assertThat(pick(router, chain).engineId()).isEqualTo("e1");
+        assertThat(pick(router, chain).matchedBlocks()).isEqualTo(3);
 
         redis.hset(layout.groupKey(chain[0]), ViewLayout.hex(chain[0]), ViewLayout.holder("e1", now - 4 * TAU, 1));
-        Pick cold = router.pick(chain);
+        Pick cold = pick(router, chain);
         assertThat(cold.reason()).as("exp(-4) < the 0.05 floor").isEqualTo("COLD");
         assertThat(cold.engineId()).as("least loaded").isEqualTo("e3");
     }
@@ -92,10 +110,10 @@ class PickFunctionITCase {
         hold(2, "e1", "e2");
         hold(3, "e2");
         engine("e2", "BUSY", 2, 1);
-        assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e1", 2, "REPLICA");
         engine("e1", "SUSPECT", 1, 1);
-        assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e3", 0, "SPILL_BUSY");
     }
 
@@ -104,20 +122,20 @@ class PickFunctionITCase {
         hold(1, "e2");
         engine("e2", "READY", 100, 1);
         // mean = (1 + 100 + 0) / 3 = 33.7; 100 > 2 x 33.7
-        assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_HOT");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_HOT");
     }
 
     @Test
     void anOldViewFallsBackToLeastLoadedAndSaysSo() {
         hold(1, "e1");
         redis.hset(layout.metaKey(), "updated_ms", Long.toString(now - 60_000));
-        Pick p = router.pick(chain);
+        Pick p = pick(router, chain);
         assertThat(p).extracting(Pick::engineId, Pick::reason, Pick::source)
                 .containsExactly("e3", "FALLBACK_LOAD_ONLY", Source.FALLBACK_STALE_VIEW);
         assertThat(p.viewAgeMs()).isGreaterThanOrEqualTo(60_000);
 
         redis.del(layout.metaKey());
-        assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::source).containsExactly("e3", Source.FALLBACK_STALE_VIEW);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::source).containsExactly("e3", Source.FALLBACK_STALE_VIEW);
     }
 
     @Test
@@ -125,12 +143,11 @@ class PickFunctionITCase {
         hold(1, "e1");
         String[] hostPort = stack.redisHostPort().split(":");
         TcpProxy proxy = new TcpProxy(hostPort[0], Integer.parseInt(hostPort[1]));
-        try (KvRouterClient viaProxy = new KvRouterClient(KvRouterClient.Options.defaults("redis://127.0.0.1:" + proxy.port())
-                .withKeyPrefix(layout.prefix()))) {
-            assertThat(viaProxy.pick(chain)).extracting(Pick::engineId, Pick::source).containsExactly("e1", Source.VIEW);
+        try (KvRouterClient viaProxy = new KvRouterClient(options("redis://127.0.0.1:" + proxy.port()))) {
+            assertThat(pick(viaProxy, chain)).extracting(Pick::engineId, Pick::source).containsExactly("e1", Source.VIEW);
             assertThat(viaProxy.engines()).containsOnlyKeys("e1", "e2", "e3"); // as the background copy does each second
             proxy.close(); // Redis is gone for this client, and stays gone
-            Pick p = viaProxy.pick(chain);
+            Pick p = viaProxy.pick(chain); // no refresh: Redis is gone
             assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason, Pick::source)
                     .containsExactly("e3", 0, "FALLBACK_LOAD_ONLY", Source.FALLBACK_REDIS_DOWN);
         }
@@ -138,9 +155,9 @@ class PickFunctionITCase {
 
     @Test
     void anUnknownPromptIsColdOnTheLeastLoadedEngine() {
-        assertThat(router.pick(new long[] {1, 2, 3})).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+        assertThat(pick(router, new long[] {1, 2, 3})).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e3", 0, "COLD");
-        assertThat(router.pick(new long[0]).reason()).isEqualTo("COLD");
+        assertThat(pick(router, new long[0]).reason()).isEqualTo("COLD");
     }
 
     private void freshMeta() {

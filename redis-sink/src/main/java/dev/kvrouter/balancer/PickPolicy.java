@@ -1,0 +1,149 @@
+package dev.kvrouter.balancer;
+
+import dev.kvrouter.redis.EngineEntry;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The pick, in Java, from plain reads of the view: what {@code kvr_pick} does inside Redis, for
+ * clients that cannot run it in one call (Redis Cluster, where the keys of a pick sit in several
+ * slots). Keep in step with kvrouter.lua; PickFunctionITCase runs every case through both.
+ */
+public final class PickPolicy {
+
+    private static final Pattern HOLDER = Pattern.compile("([^,=]+)=(\\w+)\\.(\\w+)");
+
+    private PickPolicy() {}
+
+    /** The view as read: meta figures, the engine table, and each prompt block's holder value (null when absent). */
+    public record ViewRead(long updatedMs, double busyFactor, double floor, Map<String, EngineEntry> engines, List<String> blocks) {}
+
+    public record Choice(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence) {}
+
+    public static Choice choose(ViewRead view, long nowMs, long maxViewAgeMs) {
+        long age = nowMs - view.updatedMs();
+        double horizon = -Math.log(view.floor());
+        Map<String, EngineEntry> live = new HashMap<>();
+        double total = 0;
+        for (var e : view.engines().entrySet()) {
+            String s = e.getValue().status();
+            if (!"DEAD".equals(s) && !"RESTARTED".equals(s)) {
+                live.put(e.getKey(), e.getValue());
+                total += e.getValue().load();
+            }
+        }
+        double mean = live.isEmpty() ? 0 : total / live.size();
+        if (age > maxViewAgeMs || view.blocks().isEmpty()) {
+            return new Choice(leastLoaded(live, mean, view.busyFactor()), 0, age > maxViewAgeMs ? "FALLBACK_LOAD_ONLY" : "COLD", age, 0);
+        }
+        Map<String, Integer> depth = new HashMap<>();
+        Map<String, Double> conf = new HashMap<>();
+        for (int i = 0; i < view.blocks().size(); i++) {
+            Map<String, long[]> holders = holders(view.blocks().get(i));
+            boolean advanced = false;
+            for (var h : holders.entrySet()) {
+                String id = h.getKey();
+                if (i > 0 && depth.getOrDefault(id, 0) != i) {
+                    continue;
+                }
+                double c = confidence(live.get(id), h.getValue(), nowMs, view.floor(), horizon);
+                if (c > 0) {
+                    depth.put(id, i + 1);
+                    conf.put(id, c);
+                    advanced = true;
+                }
+            }
+            if (!advanced) {
+                break;
+            }
+        }
+        if (depth.isEmpty()) {
+            return new Choice(leastLoaded(live, mean, view.busyFactor()), 0, "COLD", age, 0);
+        }
+        List<String> ranked = new ArrayList<>(depth.keySet());
+        ranked.sort((a, b) -> {
+            int c = Double.compare(depth.get(b) * conf.get(b), depth.get(a) * conf.get(a));
+            if (c != 0) {
+                return c;
+            }
+            c = Integer.compare(live.get(a).load(), live.get(b).load());
+            return c != 0 ? c : a.compareTo(b);
+        });
+        String first = ranked.get(0);
+        String why = overloaded(live.get(first), mean, view.busyFactor());
+        if (why == null) {
+            return new Choice(first, depth.get(first), "AFFINITY", age, round(conf.get(first)));
+        }
+        for (String id : ranked.subList(1, ranked.size())) {
+            if (overloaded(live.get(id), mean, view.busyFactor()) == null) {
+                return new Choice(id, depth.get(id), "REPLICA", age, round(conf.get(id)));
+            }
+        }
+        return new Choice(leastLoaded(live, mean, view.busyFactor()), 0, why, age, 0);
+    }
+
+    /** Confidence of one holder entry, 0 when it does not count (unknown engine, old epoch, below the floor). */
+    private static double confidence(EngineEntry e, long[] storedAndEpoch, long now, double floor, double horizon) {
+        if (e == null || storedAndEpoch[1] != e.epoch()) {
+            return 0;
+        }
+        double age = (double) (now - storedAndEpoch[0]) / e.tauMs();
+        double c = Math.exp(-age);
+        if (e.unsynced()) {
+            c *= 0.5;
+        }
+        return c < floor || age > horizon ? 0 : c;
+    }
+
+    static String overloaded(EngineEntry e, double mean, double busyFactor) {
+        String s = e.status();
+        if ("BUSY".equals(s) || "DRAINING".equals(s) || "SUSPECT".equals(s)) {
+            return "SPILL_BUSY";
+        }
+        return mean > 0 && e.load() > busyFactor * mean ? "SPILL_HOT" : null;
+    }
+
+    static String leastLoaded(Map<String, EngineEntry> live, double mean, double busyFactor) {
+        String best = "";
+        int bestLoad = Integer.MAX_VALUE;
+        for (var e : live.entrySet()) {
+            int load = e.getValue().load();
+            if (overloaded(e.getValue(), mean, busyFactor) == null
+                    && (load < bestLoad || (load == bestLoad && e.getKey().compareTo(best) < 0))) {
+                best = e.getKey();
+                bestLoad = load;
+            }
+        }
+        if (!best.isEmpty()) {
+            return best;
+        }
+        for (var e : live.entrySet()) {
+            int load = e.getValue().load();
+            if (load < bestLoad || (load == bestLoad && e.getKey().compareTo(best) < 0)) {
+                best = e.getKey();
+                bestLoad = load;
+            }
+        }
+        return best;
+    }
+
+    /** engine → {stored ms, epoch} from a block field's value. */
+    static Map<String, long[]> holders(String value) {
+        Map<String, long[]> h = new HashMap<>();
+        if (value != null) {
+            Matcher m = HOLDER.matcher(value);
+            while (m.find()) {
+                h.put(m.group(1), new long[] {Long.parseLong(m.group(2), 36), Long.parseLong(m.group(3), 36)});
+            }
+        }
+        return h;
+    }
+
+    private static double round(double c) {
+        return Math.round(c * 10_000) / 10_000.0;
+    }
+}
