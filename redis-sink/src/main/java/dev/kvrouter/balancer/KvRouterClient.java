@@ -2,13 +2,11 @@ package dev.kvrouter.balancer;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.redis.EngineEntry;
-import dev.kvrouter.redis.RedisClients;
+import dev.kvrouter.redis.ViewConnection;
 import dev.kvrouter.redis.ViewLayout;
-import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -76,9 +74,10 @@ public final class KvRouterClient implements AutoCloseable {
     private final Options options;
     private final ViewLayout layout;
     private final CanonicalBlockHasher hasher;
-    private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
-    private final RedisCommands<String, String> redis;
+    private final ViewConnection connection;
+    private final RedisClusterCommands<String, String> redis;
+    /** Picking client-side: asked for, or needed because on Redis Cluster one pick's keys span slots. */
+    private final boolean clientSide;
     /** Last engine table read, for load-only routing while Redis is unreachable. */
     private volatile Map<String, String> lastEngines = Map.of();
     private final java.util.concurrent.ScheduledExecutorService snapshots;
@@ -98,9 +97,9 @@ public final class KvRouterClient implements AutoCloseable {
         this.options = options;
         this.layout = new ViewLayout(options.keyPrefix());
         this.hasher = new CanonicalBlockHasher(options.chunkTokens());
-        this.client = RedisClients.create(options.redisUrl(), options.timeout(), options.connectTimeout(), 1024);
-        this.connection = client.connect();
+        this.connection = ViewConnection.open(options.redisUrl(), options.timeout(), options.connectTimeout(), 1024);
         this.redis = connection.sync();
+        this.clientSide = options.clientSide() || connection.cluster();
         this.snapshots = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "kvr-engine-snapshot");
             t.setDaemon(true);
@@ -124,7 +123,7 @@ public final class KvRouterClient implements AutoCloseable {
      */
     public void refresh() {
         engines();
-        if (options.clientSide()) {
+        if (clientSide) {
             synchronized (roots) {
                 roots.clear();
             }
@@ -151,7 +150,7 @@ public final class KvRouterClient implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             args[i + 2] = ViewLayout.hex(chain[i]);
         }
-        if (options.clientSide()) {
+        if (clientSide) {
             return pickClientSide(chain, n);
         }
         List<Object> answer;
@@ -254,10 +253,6 @@ public final class KvRouterClient implements AutoCloseable {
     @Override
     public void close() {
         snapshots.shutdownNow();
-        try {
-            connection.close();
-        } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-        }
+        connection.close();
     }
 }

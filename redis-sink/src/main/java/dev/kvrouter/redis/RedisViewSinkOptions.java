@@ -8,7 +8,7 @@ import java.util.List;
 /**
  * Settings of the Redis view sink, validated once with every problem reported together.
  *
- * @param redisUrl          {@code redis://host:port[/db]}
+ * @param redisUrl          {@code redis://host:port[/db]}, or {@code redis-cluster://host:port[,host:port…]}
  * @param keyPrefix         prefix of every view key (default {@code kvr:})
  * @param batchSize         commands per pipelined batch (one Lettuce flush)
  * @param maxInFlightBatches batches sent but not yet answered before the writer waits
@@ -46,13 +46,20 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
     /** Every problem at once; empty when the options are usable. */
     public List<String> problems() {
         List<String> p = new ArrayList<>();
-        try {
-            URI u = URI.create(redisUrl == null ? "" : redisUrl);
-            if (!"redis".equals(u.getScheme()) && !"rediss".equals(u.getScheme()) || u.getHost() == null) {
-                p.add("redis url '" + redisUrl + "' must look like redis://host:port");
+        String url = redisUrl == null ? "" : redisUrl;
+        if (ViewConnection.isCluster(url)) {
+            if (!url.substring(ViewConnection.CLUSTER_SCHEME.length()).matches("[^,:/]+:\\d+(,[^,:/]+:\\d+)*")) {
+                p.add("redis url '" + redisUrl + "' must look like redis-cluster://host:port[,host:port...]");
             }
-        } catch (IllegalArgumentException e) {
-            p.add("redis url '" + redisUrl + "' is not a URL: " + e.getMessage());
+        } else {
+            try {
+                URI u = URI.create(url);
+                if (!"redis".equals(u.getScheme()) && !"rediss".equals(u.getScheme()) || u.getHost() == null) {
+                    p.add("redis url '" + redisUrl + "' must look like redis://host:port or redis-cluster://host:port[,host:port...]");
+                }
+            } catch (IllegalArgumentException e) {
+                p.add("redis url '" + redisUrl + "' is not a URL: " + e.getMessage());
+            }
         }
         if (keyPrefix == null || keyPrefix.isEmpty() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
             p.add("key prefix must be non-empty and free of { } (they mark Redis Cluster hash tags)");

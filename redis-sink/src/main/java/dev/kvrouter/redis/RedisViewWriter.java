@@ -1,13 +1,12 @@
 package dev.kvrouter.redis;
 
 import io.lettuce.core.ExpireArgs;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisFuture;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -36,9 +35,8 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
     private final RedisViewSinkOptions options;
     private final ViewLayout layout;
     private final ProcessingTimeService timers;
-    private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
-    private final RedisAsyncCommands<String, String> redis;
+    private final ViewConnection connection;
+    private final RedisClusterAsyncCommands<String, String> redis;
 
     /** Newest write per (key, field) since the last flush; insertion-ordered. */
     private final LinkedHashMap<FieldKey, ViewWrite> pending = new LinkedHashMap<>();
@@ -56,17 +54,16 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         this.options = options;
         this.layout = new ViewLayout(options.keyPrefix());
         this.timers = timers;
-        this.client = RedisClients.create(options.redisUrl(), Duration.ofMillis(options.commandTimeoutMs()),
-                Duration.ofMillis(options.connectTimeoutMs()), Math.max(options.batchSize() * options.maxInFlightBatches() * 4, 1024));
         try {
-            this.connection = client.connect();
-        } catch (RedisConnectionException e) {
-            client.shutdown();
+            this.connection = ViewConnection.open(options.redisUrl(), Duration.ofMillis(options.commandTimeoutMs()),
+                    Duration.ofMillis(options.connectTimeoutMs()), Math.max(options.batchSize() * options.maxInFlightBatches() * 4, 1024));
+        } catch (RedisException e) {
             throw new IOException("cannot connect to Redis at " + options.redisUrl() + ": " + e.getMessage(), e);
         }
+        loadFunctions();
+        // From here on commands queue until flushCommands(): one batch, one write.
         connection.setAutoFlushCommands(false);
         this.redis = connection.async();
-        loadFunctions();
 
         this.writesIn = metrics.counter("viewWritesIn");
         this.writesCoalesced = metrics.counter("viewWritesCoalesced");
@@ -81,17 +78,11 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
     /** The pick library, replaced so that a new job version brings its own functions. */
     private void loadFunctions() throws IOException {
         try {
-            RedisFuture<String> loaded = redis.functionLoad(ViewLayout.functionLibrary(), true);
-            connection.flushCommands();
-            loaded.get(options.commandTimeoutMs() * 5, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
+            connection.loadFunctions(ViewLayout.functionLibrary());
+        } catch (RedisException e) {
+            connection.close();
             throw new IOException("cannot load the kvrouter function library into Redis (Redis 7 or newer is needed): "
-                    + e.getCause().getMessage(), e.getCause());
-        } catch (TimeoutException e) {
-            throw new IOException("Redis did not answer FUNCTION LOAD within " + options.commandTimeoutMs() * 5 + " ms", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while loading functions", e);
+                    + e.getMessage(), e);
         }
     }
 
@@ -271,10 +262,6 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
     @Override
     public void close() throws Exception {
         closed = true;
-        try {
-            connection.close();
-        } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        }
+        connection.close();
     }
 }

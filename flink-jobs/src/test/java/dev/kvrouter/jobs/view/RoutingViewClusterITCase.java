@@ -1,0 +1,126 @@
+package dev.kvrouter.jobs.view;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.balancer.KvRouterClient.Pick;
+import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
+import dev.kvrouter.stack.LocalRedisCluster;
+import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.stack.junit.LocalStackExtension;
+import dev.kvrouter.stack.junit.UniqueNames;
+import dev.kvrouter.topics.TopicApplier;
+import dev.kvrouter.topics.TopicCatalog;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The view on a real 3-primary Redis Cluster: written by the job, read by the balancer client picking client-side. */
+@ExtendWith(LocalStackExtension.class)
+class RoutingViewClusterITCase {
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void theJobWritesTheViewToARedisClusterAndTheClientPicksFromIt(StackAddresses stack) throws Exception {
+        String topics = UniqueNames.topic("it-cluster") + ".";
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
+            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
+            assertThat(applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(topics)))).isEmpty();
+        }
+        try (LocalRedisCluster redis = LocalRedisCluster.start(3, dir)) {
+            RoutingViewConfig config = RoutingViewConfig.from(Map.ofEntries(
+                    Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
+                    Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
+                    Map.entry("redis.url", redis.url()),
+                    Map.entry("topics.prefix", topics),
+                    Map.entry("kafka.group-id", topics + "job"),
+                    Map.entry("kafka.starting-offsets", "earliest"),
+                    Map.entry("view.key-prefix", UniqueNames.redisPrefix("it-cluster")),
+                    Map.entry("engine.suspect-after", "5 min"),
+                    Map.entry("engine.dead-after", "10 min"),
+                    Map.entry("job.checkpoint-interval", "1 s")));
+            StreamExecutionEnvironment env = RoutingViewJob.environment(config);
+            RoutingViewJob.wire(env, config);
+            JobClient job = env.executeAsync("routing view on a cluster");
+            FakeEngine a = new FakeEngine("engine-a", 16);
+            FakeEngine b = new FakeEngine("engine-b", 16);
+            int[] prompt = new Random(3).ints(64, 0, 1000).toArray();
+            long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
+            try (KafkaProducer<String, Object> producer = producer(stack);
+                 KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redis.url())
+                         .withKeyPrefix(config.viewKeyPrefix()).withMaxViewAge(Duration.ofSeconds(30)))) {
+                for (FakeEngine e : List.of(a, b)) {
+                    producer.send(new ProducerRecord<>(config.engineLoadTopic(), e.id, e.load(0, 1))).get();
+                }
+                producer.send(new ProducerRecord<>(config.kvEventsTopic(), a.id, a.batch(a.stored(prompt, 0, 4)))).get();
+                producer.send(new ProducerRecord<>(config.kvEventsTopic(), b.id, b.batch(b.stored(prompt, 0, 2)))).get();
+
+                Pick p = await(router, chain, x -> x.matchedBlocks() == 4);
+                assertThat(p).extracting(Pick::engineId, Pick::reason, Pick::source)
+                        .containsExactly(a.id, "AFFINITY", KvRouterClient.Source.VIEW);
+
+                producer.send(new ProducerRecord<>(config.kvEventsTopic(), a.id, a.batch(a.removed(prompt, 1, 4)))).get();
+                Pick after = await(router, chain, x -> x.engineId().equals(b.id));
+                assertThat(after.matchedBlocks()).isEqualTo(2);
+            } finally {
+                job.cancel().get(30, TimeUnit.SECONDS);
+            }
+            // The sink loaded the pick library on every primary, since any of them may be asked.
+            for (int port : redis.ports()) {
+                RedisClient node = RedisClient.create("redis://127.0.0.1:" + port);
+                try (StatefulRedisConnection<String, String> c = node.connect()) {
+                    assertThat(c.sync().functionList("kvrouter")).as("node " + port).hasSize(1);
+                } finally {
+                    node.shutdown();
+                }
+            }
+        }
+    }
+
+    private static KafkaProducer<String, Object> producer(StackAddresses stack) {
+        return new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class,
+                RegistrySettings.URL, stack.schemaRegistryUrl()));
+    }
+
+    private static Pick await(KvRouterClient router, long[] chain, java.util.function.Predicate<Pick> until) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        router.refresh();
+        Pick last = router.pick(chain);
+        while (!until.test(last)) {
+            assertThat(System.nanoTime()).as("last pick: %s", last).isLessThan(deadline);
+            Thread.sleep(100);
+            router.refresh();
+            last = router.pick(chain);
+        }
+        return last;
+    }
+}

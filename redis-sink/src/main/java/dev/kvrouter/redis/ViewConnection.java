@@ -1,0 +1,142 @@
+package dev.kvrouter.redis;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A connection to the Redis holding the view, standalone ({@code redis://host:port}) or Redis
+ * Cluster ({@code redis-cluster://host:port[,host:port…]}, the seeds), with the same commands
+ * either way. Lettuce with explicit timeouts and a bounded request queue; a standalone connection
+ * rejects commands at once while disconnected, a cluster one queues them (bounded) while a node
+ * connection opens.
+ */
+public final class ViewConnection implements AutoCloseable {
+
+    public static final String CLUSTER_SCHEME = "redis-cluster://";
+
+    private final AbstractRedisClient client;
+    private final StatefulConnection<String, String> connection;
+    private final RedisClusterCommands<String, String> sync;
+    private final RedisClusterAsyncCommands<String, String> async;
+    private final StatefulRedisClusterConnection<String, String> clusterConnection;
+
+    private ViewConnection(AbstractRedisClient client, StatefulConnection<String, String> connection,
+                           RedisClusterCommands<String, String> sync, RedisClusterAsyncCommands<String, String> async,
+                           StatefulRedisClusterConnection<String, String> clusterConnection) {
+        this.client = client;
+        this.connection = connection;
+        this.sync = sync;
+        this.async = async;
+        this.clusterConnection = clusterConnection;
+    }
+
+    public static boolean isCluster(String url) {
+        return url.startsWith(CLUSTER_SCHEME);
+    }
+
+    /**
+     * @param commandTimeout every command's timeout
+     * @param connectTimeout connecting and the handshake (the first one also warms the JVM up)
+     * @param requestQueue   commands queued per connection at most
+     */
+    public static ViewConnection open(String url, Duration commandTimeout, Duration connectTimeout, int requestQueue) {
+        SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
+        TimeoutOptions timeouts = TimeoutOptions.enabled(commandTimeout);
+        if (isCluster(url)) {
+            List<RedisURI> seeds = new ArrayList<>();
+            for (String seed : url.substring(CLUSTER_SCHEME.length()).split(",")) {
+                RedisURI uri = RedisURI.create("redis://" + seed.trim());
+                uri.setTimeout(connectTimeout);
+                seeds.add(uri);
+            }
+            RedisClusterClient cluster = RedisClusterClient.create(seeds);
+            cluster.setOptions(ClusterClientOptions.builder()
+                    .autoReconnect(true)
+                    // Node connections open lazily, on a node's first command: rejecting while
+                    // disconnected would reject those. The queue bound and timeout still hold.
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.ACCEPT_COMMANDS)
+                    .requestQueueSize(requestQueue)
+                    .timeoutOptions(timeouts)
+                    .socketOptions(socket)
+                    .build());
+            try {
+                StatefulRedisClusterConnection<String, String> c = cluster.connect();
+                return new ViewConnection(cluster, c, c.sync(), c.async(), c);
+            } catch (RuntimeException e) {
+                cluster.shutdown();
+                throw e;
+            }
+        }
+        RedisURI uri = RedisURI.create(url);
+        // The handshake runs under the URI's timeout; commands under TimeoutOptions.
+        uri.setTimeout(connectTimeout);
+        RedisClient standalone = RedisClient.create(uri);
+        standalone.setOptions(ClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .requestQueueSize(requestQueue)
+                .timeoutOptions(timeouts)
+                .socketOptions(socket)
+                .build());
+        try {
+            StatefulRedisConnection<String, String> c = standalone.connect();
+            return new ViewConnection(standalone, c, c.sync(), c.async(), null);
+        } catch (RuntimeException e) {
+            standalone.shutdown();
+            throw e;
+        }
+    }
+
+    public boolean cluster() {
+        return clusterConnection != null;
+    }
+
+    public RedisClusterCommands<String, String> sync() {
+        return sync;
+    }
+
+    public RedisClusterAsyncCommands<String, String> async() {
+        return async;
+    }
+
+    /** Off: commands queue until {@link #flushCommands()} sends them in one write (pipelining). */
+    public void setAutoFlushCommands(boolean autoFlush) {
+        connection.setAutoFlushCommands(autoFlush);
+    }
+
+    public void flushCommands() {
+        connection.flushCommands();
+    }
+
+    /** Loads (replacing) a function library: on a cluster, on every primary, since any may run it. */
+    public void loadFunctions(String code) {
+        if (clusterConnection != null) {
+            clusterConnection.sync().upstream().commands().functionLoad(code, true);
+        } else {
+            sync.functionLoad(code, true);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            connection.close();
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+}
