@@ -48,6 +48,9 @@ public final class JobCommand implements Callable<Integer> {
                 settings.put("schema-registry.url", a.schemaRegistryUrl());
                 settings.put("redis.url", a.redisUrl());
             });
+            // Checkpoints of a local run go next to the stack's state, not into the JobManager's memory.
+            String stateDir = System.getenv().getOrDefault("KVR_STATE_DIR", ".kvr/stack");
+            settings.put("job.checkpoint-dir", java.nio.file.Path.of(stateDir).toAbsolutePath().resolveSibling("checkpoints").toUri().toString());
             settings.putAll(options);
             RoutingViewConfig config = RoutingViewConfig.from(settings);
             StreamExecutionEnvironment env = RoutingViewJob.environment(config);

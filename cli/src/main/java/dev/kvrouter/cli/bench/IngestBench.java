@@ -91,6 +91,7 @@ final class IngestBench {
                     "redis.url", stack.redisUrl(), "topics.prefix", topics, "kafka.group-id", topics + "job",
                     "kafka.starting-offsets", "earliest", "view.key-prefix", viewPrefix,
                     "engine.suspect-after", "5 min", "engine.dead-after", "10 min"));
+            settings.put("job.checkpoint-dir", java.nio.file.Files.createTempDirectory("kvr-bench-checkpoints").toUri().toString());
             settings.putAll(jobOptions);
             RoutingViewConfig config = RoutingViewConfig.from(settings);
             try (KafkaProducer<String, Object> producer = producer(stack)) {

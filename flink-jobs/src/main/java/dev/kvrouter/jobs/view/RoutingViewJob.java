@@ -54,9 +54,15 @@ public final class RoutingViewJob {
     public static StreamExecutionEnvironment environment(RoutingViewConfig config) {
         Configuration conf = new Configuration();
         conf.set(PipelineOptions.GENERIC_TYPES, false);
+        if (!config.checkpointDir().isBlank()) {
+            conf.set(org.apache.flink.configuration.CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+            conf.set(org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTS_DIRECTORY, config.checkpointDir());
+        }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.configure(conf);
-        env.enableCheckpointing(config.checkpointInterval().toMillis());
+        // At-least-once: every output is idempotent (full values in Redis, keyed changelogs), so
+        // checkpoint barriers need no alignment, which would hold back the faster inputs.
+        env.enableCheckpointing(config.checkpointInterval().toMillis(), org.apache.flink.core.execution.CheckpointingMode.AT_LEAST_ONCE);
         env.setParallelism(config.parallelism());
         env.setBufferTimeout(config.bufferTimeout().toMillis());
         return env;

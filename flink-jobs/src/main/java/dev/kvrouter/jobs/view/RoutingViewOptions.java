@@ -78,7 +78,12 @@ public final class RoutingViewOptions {
     // --- running -----------------------------------------------------------------------------
 
     public static final ConfigOption<Duration> CHECKPOINT_INTERVAL = ConfigOptions.key("job.checkpoint-interval").durationType()
-            .defaultValue(Duration.ofSeconds(10)).withDescription("Checkpoint interval; the view sink flushes at every checkpoint.");
+            .defaultValue(Duration.ofSeconds(60)).withDescription("Checkpoint interval. The view is a cache rebuilt from Kafka: "
+                    + "after a failure, up to this much input is replayed (harmlessly); each checkpoint snapshots the state, "
+                    + "which costs CPU on the heap backend, so not too often.");
+    public static final ConfigOption<String> CHECKPOINT_DIR = ConfigOptions.key("job.checkpoint-dir").stringType()
+            .defaultValue("").withDescription("Where checkpoints go (e.g. file:///var/kvr/checkpoints, s3://...); empty keeps the "
+                    + "cluster's setting.");
     public static final ConfigOption<Duration> BUFFER_TIMEOUT = ConfigOptions.key("job.buffer-timeout").durationType()
             .defaultValue(Duration.ofMillis(10)).withDescription("Longest a record waits in a network buffer between operators (latency vs throughput).");
     public static final ConfigOption<Integer> PARALLELISM = ConfigOptions.key("job.parallelism").intType()
