@@ -180,9 +180,12 @@ class RoutingViewITCase {
 
         ALIVE.remove(e);
         long silentSince = System.currentTimeMillis();
-        Pick gone = await(() -> router.pick(chain), x -> x.matchedBlocks() == 0);
+        // Suspect first (silent past 3 s): entries kept, affinity suspended.
+        Pick suspect = await(() -> router.pick(chain), x -> !x.engineId().equals(e.id));
+        assertThat(suspect.reason()).isEqualTo("SPILL_BUSY");
+        Pick gone = await(() -> router.pick(chain), x -> "COLD".equals(x.reason()));
         long took = System.currentTimeMillis() - silentSince;
-        assertThat(gone.reason()).isEqualTo("COLD");
+        assertThat(gone.matchedBlocks()).isZero();
         assertThat(router.engines()).doesNotContainKey(e.id);
         assertThat(took).as("dead-after is 6 s; allow for the heartbeat period and flushes")
                 .isGreaterThanOrEqualTo(5_000).isLessThan(20_000);
