@@ -23,7 +23,8 @@ public record RoutingViewConfig(
         Duration defaultResidency, Duration maxResidency, double residencyLearningRate, Duration suspectAfter,
         Duration deadAfter, Duration forgetAfter, int queueCap, int maxBlocksPerEngine, Duration engineUpdateInterval,
         int maxEventsPerBatch, int maxHashesPerEvent, int maxBlockSize, int maxStringLength,
-        Duration checkpointInterval, String checkpointDir, Duration bufferTimeout, int parallelism) implements Serializable {
+        Duration checkpointInterval, String stateBackend, String checkpointDir, Duration bufferTimeout, int parallelism)
+        implements Serializable {
 
     public String topic(String name) {
         return topicPrefix + name;
@@ -75,7 +76,8 @@ public record RoutingViewConfig(
                 r.atLeast(QUEUE_CAP, 1), r.atLeast(MAX_BLOCKS_PER_ENGINE, 1), r.atLeast(ENGINE_UPDATE_INTERVAL, Duration.ZERO),
                 r.atLeast(MAX_EVENTS_PER_BATCH, 1), r.atLeast(MAX_HASHES_PER_EVENT, 1), r.atLeast(MAX_BLOCK_SIZE, 1),
                 r.atLeast(MAX_STRING_LENGTH, 16),
-                r.atLeast(CHECKPOINT_INTERVAL, Duration.ofMillis(100)), r.get(CHECKPOINT_DIR), r.atLeast(BUFFER_TIMEOUT, Duration.ZERO),
+                r.atLeast(CHECKPOINT_INTERVAL, Duration.ofMillis(100)), r.oneOf(STATE_BACKEND, "", "hashmap", "rocksdb"),
+                r.get(CHECKPOINT_DIR), r.atLeast(BUFFER_TIMEOUT, Duration.ZERO),
                 r.atLeast(PARALLELISM, 1));
         if (problems.isEmpty()) {
             if (config.deadAfter().compareTo(config.suspectAfter()) <= 0) {

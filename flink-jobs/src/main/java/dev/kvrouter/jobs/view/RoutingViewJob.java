@@ -54,6 +54,10 @@ public final class RoutingViewJob {
     public static StreamExecutionEnvironment environment(RoutingViewConfig config) {
         Configuration conf = new Configuration();
         conf.set(PipelineOptions.GENERIC_TYPES, false);
+        if (!config.stateBackend().isBlank()) {
+            conf.set(org.apache.flink.configuration.StateBackendOptions.STATE_BACKEND, config.stateBackend());
+            conf.set(org.apache.flink.configuration.CheckpointingOptions.INCREMENTAL_CHECKPOINTS, "rocksdb".equals(config.stateBackend()));
+        }
         if (!config.checkpointDir().isBlank()) {
             conf.set(org.apache.flink.configuration.CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
             conf.set(org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTS_DIRECTORY, config.checkpointDir());

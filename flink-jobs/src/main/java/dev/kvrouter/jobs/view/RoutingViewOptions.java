@@ -81,6 +81,9 @@ public final class RoutingViewOptions {
             .defaultValue(Duration.ofSeconds(60)).withDescription("Checkpoint interval. The view is a cache rebuilt from Kafka: "
                     + "after a failure, up to this much input is replayed (harmlessly); each checkpoint snapshots the state, "
                     + "which costs CPU on the heap backend, so not too often.");
+    public static final ConfigOption<String> STATE_BACKEND = ConfigOptions.key("job.state-backend").stringType()
+            .defaultValue("").withDescription("hashmap, or rocksdb (with incremental checkpoints: a checkpoint then costs what "
+                    + "changed, not the whole state); empty keeps the cluster's setting.");
     public static final ConfigOption<String> CHECKPOINT_DIR = ConfigOptions.key("job.checkpoint-dir").stringType()
             .defaultValue("").withDescription("Where checkpoints go (e.g. file:///var/kvr/checkpoints, s3://...); empty keeps the "
                     + "cluster's setting.");
