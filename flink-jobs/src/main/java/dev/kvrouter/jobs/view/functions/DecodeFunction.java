@@ -3,6 +3,7 @@ package dev.kvrouter.jobs.view.functions;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.jobs.view.model.RawRecord;
 import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.schemas.registry.SchemaRegistryException;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import java.nio.ByteBuffer;
 import java.util.Map;
@@ -57,6 +58,11 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
             }
             decoded = deserializer.deserialize(raw.topic, raw.value);
         } catch (RuntimeException e) {
+            if (registryDown(e)) {
+                // Not the record's fault: fail the task, so it restarts from the last checkpoint
+                // and reads the record again once the registry answers. Nothing is lost or misfiled.
+                throw e;
+            }
             reject(raw, "decode", e.getMessage(), e, ctx);
             return;
         }
@@ -72,6 +78,17 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
             return;
         }
         out.collect(record);
+    }
+
+    /** The registry could not be asked (unreachable, or a server error): a retry may succeed. */
+    static boolean registryDown(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SchemaRegistryException.Unreachable
+                    || t instanceof SchemaRegistryException r && r.httpStatus() >= 500) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void reject(RawRecord raw, String stage, String reason, Exception error, Context ctx) {

@@ -1,0 +1,53 @@
+package dev.kvrouter.jobs.view.functions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.jobs.view.model.RawRecord;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Optional;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.junit.jupiter.api.Test;
+
+class DecodeFunctionTest {
+
+    @Test
+    void bytesThatAreNotTheFormatBecomeADeadLetterWithTheirOrigin() throws Exception {
+        try (var h = harness("http://127.0.0.1:" + closedPort())) {
+            h.processElement(new RawRecord("kvr.kv-events", 3, 42, 0, "e1".getBytes(), "garbage".getBytes()), 0);
+            h.processElement(new RawRecord("kvr.kv-events", 3, 43, 0, "e1".getBytes(), null), 0);
+            assertThat(h.extractOutputValues()).isEmpty();
+            var letters = h.getSideOutput(DecodeFunction.DEAD_LETTERS).stream().map(StreamRecord::getValue).toList();
+            assertThat(letters).extracting(DeadLetter::getSourceOffset).containsExactly(42L, 43L);
+            assertThat(letters.get(0).getReason()).contains("expected the magic byte 0x00");
+            assertThat(letters.get(0).getSourcePartition()).isEqualTo(3);
+            assertThat(letters.get(1).getReason()).contains("tombstone");
+        }
+    }
+
+    @Test
+    void anUnreachableRegistryFailsTheTaskInsteadOfFilingGoodRecordsAsDeadLetters() throws Exception {
+        try (var h = harness("http://127.0.0.1:" + closedPort())) {
+            byte[] wellFormedHeader = {0, 0, 0, 0, 7, 2, 4};
+            assertThatThrownBy(() -> h.processElement(new RawRecord("kvr.kv-events", 0, 1, 0, null, wellFormedHeader), 0))
+                    .hasStackTraceContaining("schema registry unreachable");
+            assertThat(h.getSideOutput(DecodeFunction.DEAD_LETTERS)).isNullOrEmpty();
+        }
+    }
+
+    private static OneInputStreamOperatorTestHarness<RawRecord, KvEventBatch> harness(String registry) throws Exception {
+        return ProcessFunctionTestHarnesses.forProcessFunction(
+                new DecodeFunction<>(KvEventBatch.class, registry, b -> Optional.empty()));
+    }
+
+    private static int closedPort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
