@@ -5,14 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
-import dev.kvrouter.schemas.registry.RegistrySettings;
-import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
 import dev.kvrouter.stack.LocalRedisCluster;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
-import dev.kvrouter.topics.TopicApplier;
-import dev.kvrouter.topics.TopicCatalog;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.nio.file.Path;
@@ -25,11 +21,8 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -48,11 +41,7 @@ class RoutingViewClusterITCase {
 
     @Test
     void theJobWritesTheViewToARedisClusterAndTheClientPicksFromIt(StackAddresses stack) throws Exception {
-        String topics = UniqueNames.topic("it-cluster") + ".";
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
-            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
-            assertThat(applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(topics)))).isEmpty();
-        }
+        String topics = ViewTestSupport.topics(stack, "it-cluster");
         try (LocalRedisCluster redis = LocalRedisCluster.start(3, dir)) {
             RoutingViewConfig config = RoutingViewConfig.from(Map.ofEntries(
                     Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
@@ -72,7 +61,7 @@ class RoutingViewClusterITCase {
             FakeEngine b = new FakeEngine("engine-b", 16);
             int[] prompt = new Random(3).ints(64, 0, 1000).toArray();
             long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
-            try (KafkaProducer<String, Object> producer = producer(stack);
+            try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
                  KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redis.url())
                          .withKeyPrefix(config.viewKeyPrefix()).withMaxViewAge(Duration.ofSeconds(30)))) {
                 for (FakeEngine e : List.of(a, b)) {
@@ -103,24 +92,11 @@ class RoutingViewClusterITCase {
         }
     }
 
-    private static KafkaProducer<String, Object> producer(StackAddresses stack) {
-        return new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class,
-                RegistrySettings.URL, stack.schemaRegistryUrl()));
-    }
-
+    /** Client-side picking caches for 100 ms; refresh so each try sees the latest view. */
     private static Pick await(KvRouterClient router, long[] chain, java.util.function.Predicate<Pick> until) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        router.refresh();
-        Pick last = router.pick(chain);
-        while (!until.test(last)) {
-            assertThat(System.nanoTime()).as("last pick: %s", last).isLessThan(deadline);
-            Thread.sleep(100);
+        return ViewTestSupport.await(() -> {
             router.refresh();
-            last = router.pick(chain);
-        }
-        return last;
+            return router.pick(chain);
+        }, until);
     }
 }

@@ -8,12 +8,9 @@ import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
-import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
-import dev.kvrouter.topics.TopicApplier;
-import dev.kvrouter.topics.TopicCatalog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +27,6 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -57,7 +53,6 @@ class RoutingViewITCase {
     static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
             .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final CanonicalBlockHasher HASHER = new CanonicalBlockHasher(16);
 
     private static RoutingViewConfig config;
@@ -73,11 +68,7 @@ class RoutingViewITCase {
     @BeforeAll
     static void startJob(StackAddresses addresses) throws Exception {
         stack = addresses;
-        String prefix = UniqueNames.topic("it-view") + ".";
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
-            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
-            assertThat(applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(prefix)))).isEmpty();
-        }
+        String prefix = ViewTestSupport.topics(stack, "it-view");
         config = RoutingViewConfig.from(Map.ofEntries(
                 Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
                 Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
@@ -95,12 +86,7 @@ class RoutingViewITCase {
         RoutingViewJob.wire(env, config);
         job = env.executeAsync("routing view ITCase");
 
-        producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class,
-                ProducerConfig.LINGER_MS_CONFIG, 0,
-                RegistrySettings.URL, stack.schemaRegistryUrl()));
+        producer = ViewTestSupport.producer(stack);
         rawProducer = new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
@@ -265,15 +251,7 @@ class RoutingViewITCase {
     }
 
     private static Pick await(Supplier<Pick> pick, Predicate<Pick> until) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        Pick last = pick.get();
-        while (!until.test(last)) {
-            assertThat(System.nanoTime()).as("waiting %s for a pick to satisfy the condition; last: %s", WAIT, last)
-                    .isLessThan(deadline);
-            Thread.sleep(100);
-            last = pick.get();
-        }
-        return last;
+        return ViewTestSupport.await(pick, until);
     }
 
     private static List<DeadLetter> deadLetters(int expected) {
@@ -287,7 +265,7 @@ class RoutingViewITCase {
         List<DeadLetter> letters = new ArrayList<>();
         try (KafkaConsumer<String, DeadLetter> consumer = new KafkaConsumer<>(props)) {
             consumer.subscribe(List.of(config.deadLetterTopic()));
-            long deadline = System.nanoTime() + WAIT.toNanos();
+            long deadline = System.nanoTime() + ViewTestSupport.WAIT.toNanos();
             while (letters.size() < expected && System.nanoTime() < deadline) {
                 consumer.poll(Duration.ofMillis(200)).forEach(r -> letters.add(r.value()));
             }

@@ -5,13 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
-import dev.kvrouter.schemas.registry.RegistrySettings;
-import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
-import dev.kvrouter.topics.TopicApplier;
-import dev.kvrouter.topics.TopicCatalog;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -25,11 +21,8 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -44,7 +37,7 @@ class ViewLifecycleITCase {
 
     @Test
     void withTheJobStoppedTheViewExpiresInsteadOfLying(StackAddresses stack) throws Exception {
-        String topics = topics(stack);
+        String topics = ViewTestSupport.topics(stack, "it-life");
         RoutingViewConfig config = config(stack, topics, 1, "3 s");
         JobClient job = start(config, "view expiry");
         FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
@@ -70,7 +63,7 @@ class ViewLifecycleITCase {
 
     @Test
     void theSameInputAtParallelismOneAndTwoYieldsTheSameView(StackAddresses stack) throws Exception {
-        String topics = topics(stack);
+        String topics = ViewTestSupport.topics(stack, "it-life");
         // Input first, so both jobs read exactly the same records from the start.
         try (KafkaProducer<String, Object> producer = producer(stack)) {
             RoutingViewConfig any = config(stack, topics, 1, "30 s");
@@ -134,15 +127,6 @@ class ViewLifecycleITCase {
         }
     }
 
-    private static String topics(StackAddresses stack) throws Exception {
-        String prefix = UniqueNames.topic("it-life") + ".";
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
-            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
-            assertThat(applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(prefix)))).isEmpty();
-        }
-        return prefix;
-    }
-
     private static RoutingViewConfig config(StackAddresses stack, String topics, int parallelism, String viewTtl) {
         return RoutingViewConfig.from(Map.ofEntries(
                 Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
@@ -166,21 +150,10 @@ class ViewLifecycleITCase {
     }
 
     private static KafkaProducer<String, Object> producer(StackAddresses stack) {
-        return new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class,
-                RegistrySettings.URL, stack.schemaRegistryUrl()));
+        return ViewTestSupport.producer(stack);
     }
 
     private static Pick await(KvRouterClient router, long[] chain, java.util.function.Predicate<Pick> until) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Pick last = router.pick(chain);
-        while (!until.test(last)) {
-            assertThat(System.nanoTime()).as("last pick: %s", last).isLessThan(deadline);
-            Thread.sleep(100);
-            last = router.pick(chain);
-        }
-        return last;
+        return ViewTestSupport.await(() -> router.pick(chain), until);
     }
 }
