@@ -12,14 +12,12 @@ import dev.kvrouter.jobs.view.model.EngineHealthState;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -89,14 +87,9 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     public void open(OpenContext openContext) {
         MapStateDescriptor<Long, EngineBlock> blocksDescriptor =
                 new MapStateDescriptor<>("engine-blocks", Types.LONG, TypeInformation.of(EngineBlock.class));
-        // Safety net only: every block also leaves on removal, clear, restart or death, and
-        // engine.max-blocks caps the map. No background cleanup: on the heap backend it copies the
-        // engine's whole map on every access; expired entries go on read and in full snapshots.
-        blocksDescriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(2 * (long) (maxResidencyMs * lifetimes)))
-                .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
-                .disableCleanupInBackground()
-                .cleanupFullSnapshot()
-                .build());
+        // Bounded by engine.max-blocks; every block leaves on removal, clear, restart or death. No
+        // state TTL: on the heap backend its cleanup copies an engine's whole map on access, or on
+        // every checkpoint, which showed as the largest cost in profiles.
         blocks = getRuntimeContext().getMapState(blocksDescriptor);
         health = getRuntimeContext().getState(new ValueStateDescriptor<>("engine-health", TypeInformation.of(EngineHealthState.class)));
         hasher = new CanonicalBlockHasher(chunkTokens);
