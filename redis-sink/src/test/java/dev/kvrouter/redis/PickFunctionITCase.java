@@ -8,6 +8,7 @@ import dev.kvrouter.balancer.KvRouterClient.Source;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
+import dev.kvrouter.stack.TcpProxy;
 import dev.kvrouter.stack.junit.UniqueNames;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;

@@ -1,4 +1,4 @@
-package dev.kvrouter.redis;
+package dev.kvrouter.stack;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,14 +9,24 @@ import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** A loopback TCP relay a test can cut, to make "Redis went away" happen on cue. */
-final class TcpProxy implements AutoCloseable {
+/**
+ * A loopback TCP relay a test can cut, to make "the service went away" happen on cue, and open
+ * again on the same port, to make it come back.
+ */
+public final class TcpProxy implements AutoCloseable {
 
     private final ServerSocket listener;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
 
-    TcpProxy(String targetHost, int targetPort) throws IOException {
-        listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    public TcpProxy(String targetHost, int targetPort) throws IOException {
+        this(0, targetHost, targetPort);
+    }
+
+    /** Listens on {@code listenPort} (0 for any free one). */
+    public TcpProxy(int listenPort, String targetHost, int targetPort) throws IOException {
+        listener = new ServerSocket();
+        listener.setReuseAddress(true);
+        listener.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), listenPort), 50);
         Thread acceptor = new Thread(() -> {
             while (!listener.isClosed()) {
                 try {
@@ -35,7 +45,7 @@ final class TcpProxy implements AutoCloseable {
         acceptor.start();
     }
 
-    int port() {
+    public int port() {
         return listener.getLocalPort();
     }
 
