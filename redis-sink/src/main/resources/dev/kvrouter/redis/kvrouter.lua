@@ -29,6 +29,22 @@ local function holders(v)
   return h
 end
 
+-- One engine's entry in a block field, without parsing the others: {stored, epoch} or nil.
+local function holder_of(v, id)
+  if not v then return nil end
+  local at
+  if string.sub(v, 1, #id + 1) == id .. '=' then
+    at = #id + 2
+  else
+    local s = string.find(v, ',' .. id .. '=', 1, true)
+    if not s then return nil end
+    at = s + #id + 2
+  end
+  local stored, epoch = string.match(v, '^(%w+)%.(%w+)', at)
+  if not stored then return nil end
+  return {stored = tonumber(stored, 36), epoch = tostring(tonumber(epoch, 36))}
+end
+
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -107,13 +123,18 @@ local function pick(keys, args)
   end
   if n > 1 and next(depth) ~= nil then
     local rest = redis.call('HMGET', keys[4], unpack(args, 4, 2 + n))
+    -- Past the first block only the engines still in the run matter: look each up in the field
+    -- instead of parsing every holder (a long prompt has hundreds of blocks).
     for i = 2, n do
-      local h = holders(rest[i - 1])
+      local v = rest[i - 1]
       local advanced = false
-      for id, d in pairs(depth) do
-        if d == i - 1 and h[id] then
-          local c = valid(id, h[id])
-          if c then depth[id] = i; conf[id] = c; advanced = true end
+      if v then
+        for id, d in pairs(depth) do
+          if d == i - 1 then
+            local entry = holder_of(v, id)
+            local c = entry and valid(id, entry)
+            if c then depth[id] = i; conf[id] = c; advanced = true end
+          end
         end
       end
       if not advanced then break end
