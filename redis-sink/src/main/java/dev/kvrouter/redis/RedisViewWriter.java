@@ -156,6 +156,7 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         for (ViewWrite w : writes) {
             String key = switch (w.kind) {
                 case META -> layout.metaKey();
+                case RATIOS -> layout.ratiosKey();
                 case ENGINE -> layout.enginesKey();
                 case BLOCK -> layout.groupKey(w.tag);
             };
@@ -196,6 +197,8 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         f.add(redis.hset(layout.metaKey(), meta));
         f.add(redis.pexpire(layout.metaKey(), options.viewTtlMs()));
         f.add(redis.pexpire(layout.enginesKey(), options.viewTtlMs()));
+        // Ratios are a report, not routing state: they may outlive the view a little, not forever.
+        f.add(redis.pexpire(layout.ratiosKey(), Math.max(options.viewTtlMs(), 3_600_000)));
         connection.flushCommands();
         commandsSent.inc(f.size());
         return new BatchFutures(f, List.of());

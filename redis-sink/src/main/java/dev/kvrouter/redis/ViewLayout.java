@@ -45,6 +45,11 @@ public final class ViewLayout {
         return prefix + "engines";
     }
 
+    /** Latest per-class ratios: field {@code <class>/<tumbling|sliding>}. */
+    public String ratiosKey() {
+        return prefix + "ratios";
+    }
+
     public String groupKey(long tagHash) {
         return prefix + "g:{" + hex(tagHash) + "}";
     }

@@ -10,8 +10,8 @@ import java.util.Objects;
  */
 public class ViewWrite {
 
-    /** A block field in a group hash, an engine in the engine table, or a field of the meta key. */
-    public enum Kind { BLOCK, ENGINE, META }
+    /** A block field in a group hash, an engine in the engine table, a field of the meta key, or a class's latest ratios. */
+    public enum Kind { BLOCK, ENGINE, META, RATIOS }
 
     public Kind kind;
     /** BLOCK: the group tag hash; ENGINE: unused (0). */
@@ -54,6 +54,13 @@ public class ViewWrite {
         w.field = field;
         w.value = value;
         w.eventTimeMs = eventTimeMs;
+        return w;
+    }
+
+    /** The latest ratios of one prefix class and window kind. */
+    public static ViewWrite ratios(String field, String value, long eventTimeMs) {
+        ViewWrite w = meta(field, value, eventTimeMs);
+        w.kind = Kind.RATIOS;
         return w;
     }
 

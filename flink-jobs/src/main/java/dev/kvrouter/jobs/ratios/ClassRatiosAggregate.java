@@ -28,6 +28,14 @@ public final class ClassRatiosAggregate implements AggregateFunction<JoinedReque
 
     @Override
     public RatioAccumulator add(JoinedRequest r, RatioAccumulator a) {
+        if (r.unmatched == JoinedRequest.DECISION_ONLY) {
+            a.unmatchedDecisions++;
+            return a;
+        }
+        if (r.unmatched == JoinedRequest.OUTCOME_ONLY) {
+            a.unmatchedOutcomes++;
+            return a;
+        }
         RequestOutcomes.Classified c = RequestOutcomes.classify(r.predictedCachedBlocks, r.cachedTokens, r.transferredTokens, blockTokens);
         a.requests++;
         if (c.kind() == RequestOutcomes.Kind.HIT) {
@@ -66,6 +74,8 @@ public final class ClassRatiosAggregate implements AggregateFunction<JoinedReque
                 .setStalenessRatio(a.affinityRouted == 0 ? 0 : (double) a.stale / a.affinityRouted)
                 .setTtftP50Ms(a.requests == 0 ? null : a.ttft.quantileMs(0.5))
                 .setTtftP99Ms(a.requests == 0 ? null : a.ttft.quantileMs(0.99))
+                .setUnmatchedDecisions(a.unmatchedDecisions)
+                .setUnmatchedOutcomes(a.unmatchedOutcomes)
                 .build();
     }
 
@@ -77,6 +87,8 @@ public final class ClassRatiosAggregate implements AggregateFunction<JoinedReque
         a.affinityRouted += b.affinityRouted;
         a.stale += b.stale;
         a.transfers += b.transfers;
+        a.unmatchedDecisions += b.unmatchedDecisions;
+        a.unmatchedOutcomes += b.unmatchedOutcomes;
         b.perEngine.forEach((e, n) -> a.perEngine.merge(e, n, Long::sum));
         a.ttft.merge(b.ttft);
         return a;

@@ -18,6 +18,12 @@ public class JoinedRequest {
     public double ttftMs;
     public long decidedAtMs;
     public long finishedAtMs;
+    /** 0 joined; 1 a decision whose outcome never came; 2 an outcome with no decision. Unmatched ones are only counted. */
+    public int unmatched;
+
+    public static final int JOINED = 0;
+    public static final int DECISION_ONLY = 1;
+    public static final int OUTCOME_ONLY = 2;
 
     public JoinedRequest() {}
 }

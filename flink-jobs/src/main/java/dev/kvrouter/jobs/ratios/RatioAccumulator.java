@@ -12,6 +12,8 @@ public class RatioAccumulator {
     public long affinityRouted;
     public long stale;
     public long transfers;
+    public long unmatchedDecisions;
+    public long unmatchedOutcomes;
     /** Requests per engine, for the load Gini; at most one entry per engine of the fleet. */
     public Map<String, Long> perEngine = new HashMap<>();
     public LatencyHistogram ttft = new LatencyHistogram();

@@ -23,6 +23,8 @@ public record RoutingViewConfig(
         Duration defaultResidency, Duration maxResidency, double residencyLearningRate, Duration suspectAfter,
         Duration deadAfter, Duration forgetAfter, int queueCap, int maxBlocksPerEngine, Duration engineUpdateInterval,
         int maxEventsPerBatch, int maxHashesPerEvent, int maxBlockSize, int maxStringLength,
+        Duration ratiosWindow, Duration ratiosSlidingWindow, Duration ratiosSlide, Duration ratiosJoinBound,
+        double usdPerMillionInput, int hotAt, int warmAt, int sketchCapacity,
         Duration checkpointInterval, String stateBackend, String checkpointDir, Duration bufferTimeout, int parallelism)
         implements Serializable {
 
@@ -44,6 +46,18 @@ public record RoutingViewConfig(
 
     public String viewChangelogTopic() {
         return topic("kvr.view-changelog");
+    }
+
+    public String routingDecisionsTopic() {
+        return topic("kvr.routing-decisions");
+    }
+
+    public String requestOutcomesTopic() {
+        return topic("kvr.request-outcomes");
+    }
+
+    public String classRatiosTopic() {
+        return topic("kvr.class-ratios");
     }
 
     public String engineStateTopic() {
@@ -76,6 +90,10 @@ public record RoutingViewConfig(
                 r.atLeast(QUEUE_CAP, 1), r.atLeast(MAX_BLOCKS_PER_ENGINE, 1), r.atLeast(ENGINE_UPDATE_INTERVAL, Duration.ZERO),
                 r.atLeast(MAX_EVENTS_PER_BATCH, 1), r.atLeast(MAX_HASHES_PER_EVENT, 1), r.atLeast(MAX_BLOCK_SIZE, 1),
                 r.atLeast(MAX_STRING_LENGTH, 16),
+                r.atLeast(RATIOS_WINDOW, Duration.ofSeconds(1)), r.atLeast(RATIOS_SLIDING_WINDOW, Duration.ofSeconds(1)),
+                r.atLeast(RATIOS_SLIDE, Duration.ofSeconds(1)), r.atLeast(RATIOS_JOIN_BOUND, Duration.ofSeconds(1)),
+                r.atLeastDouble(RATIOS_USD_PER_MILLION, 0), r.atLeast(RATIOS_HOT_AT, 1), r.atLeast(RATIOS_WARM_AT, 1),
+                r.atLeast(RATIOS_SKETCH_CAPACITY, 10),
                 r.atLeast(CHECKPOINT_INTERVAL, Duration.ofMillis(100)), r.oneOf(STATE_BACKEND, "", "hashmap", "rocksdb"),
                 r.get(CHECKPOINT_DIR), r.atLeast(BUFFER_TIMEOUT, Duration.ZERO),
                 r.atLeast(PARALLELISM, 1));
@@ -86,6 +104,13 @@ public record RoutingViewConfig(
             }
             if (config.maxResidency().compareTo(config.defaultResidency()) < 0) {
                 problems.add(MAX_RESIDENCY.key() + " must be at least " + DEFAULT_RESIDENCY.key());
+            }
+            if (config.hotAt() <= config.warmAt()) {
+                problems.add(RATIOS_HOT_AT.key() + " (" + config.hotAt() + ") must be above " + RATIOS_WARM_AT.key()
+                        + " (" + config.warmAt() + ")");
+            }
+            if (config.ratiosSlidingWindow().compareTo(config.ratiosSlide()) < 0) {
+                problems.add(RATIOS_SLIDING_WINDOW.key() + " must be at least " + RATIOS_SLIDE.key());
             }
             if (config.viewKeyPrefix().isEmpty() || config.viewKeyPrefix().matches(".*[{}].*")) {
                 problems.add(VIEW_KEY_PREFIX.key() + " must be non-empty and free of { }");
@@ -137,6 +162,15 @@ public record RoutingViewConfig(
         Duration atLeast(ConfigOption<Duration> option, Duration min) {
             Duration v = get(option);
             if (v == null || v.compareTo(min) < 0) {
+                problems.add(option.key() + " must be at least " + min + ", was " + v);
+                return min;
+            }
+            return v;
+        }
+
+        double atLeastDouble(ConfigOption<Double> option, double min) {
+            Double v = get(option);
+            if (v == null || !(v >= min)) {
                 problems.add(option.key() + " must be at least " + min + ", was " + v);
                 return min;
             }

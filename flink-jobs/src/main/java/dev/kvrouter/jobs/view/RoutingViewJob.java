@@ -2,6 +2,8 @@ package dev.kvrouter.jobs.view;
 
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineStateChange;
+import dev.kvrouter.jobs.ratios.RatiosWorkflow;
+import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.jobs.view.model.RawRecord;
 import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.redis.RedisViewSink;
@@ -32,8 +34,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
 /**
- * The routing-view job: reads config, wires Kafka, the registry and Redis to
- * {@link RoutingViewWorkflow}, and runs. Options: {@code --help}.
+ * The kv-router job: reads config, wires Kafka, the registry and Redis to
+ * {@link RoutingViewWorkflow} (the routing view) and {@link RatiosWorkflow} (the per-class ratios),
+ * and runs. Options: {@code --help}.
  */
 public final class RoutingViewJob {
 
@@ -78,10 +81,7 @@ public final class RoutingViewJob {
                 WatermarkStrategy.noWatermarks(), "kv events").uid("source-kv-events");
         DataStream<RawRecord> loads = env.fromSource(source(config, config.engineLoadTopic()),
                 WatermarkStrategy.noWatermarks(), "engine load").uid("source-engine-load");
-        RedisViewSink view = new RedisViewSink(RedisViewSinkOptions.defaults(config.redisUrl())
-                .withKeyPrefix(config.viewKeyPrefix())
-                .withView(config.chunkTokens(), config.tagDepth(), config.busyFactor(), config.confidenceFloor(),
-                        config.viewTtl().toMillis()));
+        RedisViewSink view = viewSink(config);
         RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(kvEvents, loads), new RoutingViewWorkflow.Sinks(
                 view,
                 kafkaSink(config, config.viewChangelogTopic(), ViewChange.class,
@@ -90,6 +90,24 @@ public final class RoutingViewJob {
                         s -> s.getEngine().getBytes(StandardCharsets.UTF_8)),
                 kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
                         d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8))));
+
+        DataStream<RawRecord> decisions = env.fromSource(source(config, config.routingDecisionsTopic()),
+                WatermarkStrategy.noWatermarks(), "routing decisions").uid("source-routing-decisions");
+        DataStream<RawRecord> outcomes = env.fromSource(source(config, config.requestOutcomesTopic()),
+                WatermarkStrategy.noWatermarks(), "request outcomes").uid("source-request-outcomes");
+        RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes), new RatiosWorkflow.Sinks(
+                kafkaSink(config, config.classRatiosTopic(), ClassRatios.class,
+                        r -> r.getPrefixClass().getBytes(StandardCharsets.UTF_8)),
+                viewSink(config),
+                kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
+                        d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8))));
+    }
+
+    static RedisViewSink viewSink(RoutingViewConfig config) {
+        return new RedisViewSink(RedisViewSinkOptions.defaults(config.redisUrl())
+                .withKeyPrefix(config.viewKeyPrefix())
+                .withView(config.chunkTokens(), config.tagDepth(), config.busyFactor(), config.confidenceFloor(),
+                        config.viewTtl().toMillis()));
     }
 
     static KafkaSource<RawRecord> source(RoutingViewConfig config, String topic) {

@@ -75,6 +75,26 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Integer> MAX_STRING_LENGTH = ConfigOptions.key("limits.max-string-length").intType()
             .defaultValue(512).withDescription("Length of ids, model and LoRA names, media, extra keys.");
 
+    // --- ratios ------------------------------------------------------------------------------
+
+    public static final ConfigOption<Duration> RATIOS_WINDOW = ConfigOptions.key("ratios.window").durationType()
+            .defaultValue(Duration.ofMinutes(1)).withDescription("Tumbling window of the per-class ratios.");
+    public static final ConfigOption<Duration> RATIOS_SLIDING_WINDOW = ConfigOptions.key("ratios.sliding-window").durationType()
+            .defaultValue(Duration.ofMinutes(5)).withDescription("Length of the longer, sliding window of the ratios.");
+    public static final ConfigOption<Duration> RATIOS_SLIDE = ConfigOptions.key("ratios.slide").durationType()
+            .defaultValue(Duration.ofMinutes(1)).withDescription("How often the sliding window reports.");
+    public static final ConfigOption<Duration> RATIOS_JOIN_BOUND = ConfigOptions.key("ratios.join-bound").durationType()
+            .defaultValue(Duration.ofMinutes(5)).withDescription("How long a decision waits for its outcome (and back); "
+                    + "past it the lone side is counted as unmatched.");
+    public static final ConfigOption<Double> RATIOS_USD_PER_MILLION = ConfigOptions.key("ratios.usd-per-million-input").doubleType()
+            .defaultValue(0.0).withDescription("Input price per million prompt tokens, for recompute avoided in dollars (0: not priced).");
+    public static final ConfigOption<Integer> RATIOS_HOT_AT = ConfigOptions.key("ratios.hot-at").intType()
+            .defaultValue(50).withDescription("An unlabeled prefix seen this many times (guaranteed count) is in class 'hot'.");
+    public static final ConfigOption<Integer> RATIOS_WARM_AT = ConfigOptions.key("ratios.warm-at").intType()
+            .defaultValue(3).withDescription("An unlabeled prefix seen this many times is 'warm'; fewer is 'one-shot'.");
+    public static final ConfigOption<Integer> RATIOS_SKETCH_CAPACITY = ConfigOptions.key("ratios.sketch-capacity").intType()
+            .defaultValue(10_000).withDescription("Prefixes the popularity sketch tracks (bounded memory).");
+
     // --- running -----------------------------------------------------------------------------
 
     public static final ConfigOption<Duration> CHECKPOINT_INTERVAL = ConfigOptions.key("job.checkpoint-interval").durationType()

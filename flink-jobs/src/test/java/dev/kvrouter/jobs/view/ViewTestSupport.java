@@ -19,14 +19,14 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /** What the routing-view ITCases share: private topics, an Avro producer, waiting for a pick. */
-final class ViewTestSupport {
+public final class ViewTestSupport {
 
     static final Duration WAIT = Duration.ofSeconds(30);
 
     private ViewTestSupport() {}
 
     /** Applies the declared topics under a fresh prefix and returns it. */
-    static String topics(StackAddresses stack, String base) throws Exception {
+    public static String topics(StackAddresses stack, String base) throws Exception {
         String prefix = UniqueNames.topic(base) + ".";
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
             TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
@@ -35,7 +35,7 @@ final class ViewTestSupport {
         return prefix;
     }
 
-    static KafkaProducer<String, Object> producer(StackAddresses stack) {
+    public static KafkaProducer<String, Object> producer(StackAddresses stack) {
         return new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
@@ -45,7 +45,7 @@ final class ViewTestSupport {
     }
 
     /** Picks until the answer satisfies {@code until}, for at most {@link #WAIT}. */
-    static Pick await(Supplier<Pick> pick, Predicate<Pick> until) throws InterruptedException {
+    public static Pick await(Supplier<Pick> pick, Predicate<Pick> until) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
         Pick last = pick.get();
         while (!until.test(last)) {

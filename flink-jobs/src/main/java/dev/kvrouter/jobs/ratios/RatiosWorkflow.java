@@ -1,0 +1,118 @@
+package dev.kvrouter.jobs.ratios;
+
+import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.events.RequestOutcome;
+import dev.kvrouter.events.RoutingDecision;
+import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.view.functions.DecodeFunction;
+import dev.kvrouter.jobs.view.functions.Validation;
+import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.metrics.ClassRatios;
+import dev.kvrouter.metrics.WindowKind;
+import dev.kvrouter.redis.ViewWrite;
+import java.util.Optional;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.windowing.assigners.SlidingProcessingTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingProcessingTimeWindows;
+
+/**
+ * The per-class ratios: routing decisions joined with request outcomes by request id (bounded),
+ * each request given its prefix class, then the four ratios per class on a tumbling and a longer
+ * sliding window, to the ratios topic and, latest values, to Redis.
+ *
+ * <pre>
+ * decisions ─ decode ─┐                                      ┌─ tumbling ─┐
+ * outcomes ── decode ─┴─ join (by request) ─ class ─ by class┤            ├─ ratios topic, Redis
+ *                         └─ unmatched, counted per class ───┘─ sliding ──┘
+ * </pre>
+ */
+public final class RatiosWorkflow {
+
+    public record Sources(DataStream<RawRecord> decisions, DataStream<RawRecord> outcomes) {}
+
+    public record Sinks(Sink<ClassRatios> ratios, Sink<ViewWrite> view, Sink<DeadLetter> deadLetters) {}
+
+    private RatiosWorkflow() {}
+
+    public static void build(RoutingViewConfig config, Sources sources, Sinks sinks) {
+        DecodeFunction.Check<RoutingDecision> decisionCheck = d -> d.getRequestId().isBlank()
+                ? Optional.of("request_id is empty") : Optional.empty();
+        DecodeFunction.Check<RequestOutcome> outcomeCheck = o -> o.getRequestId().isBlank()
+                ? Optional.of("request_id is empty")
+                : o.getCachedTokens() < 0 || o.getCachedTokens() > o.getPromptTokens()
+                ? Optional.of("cached_tokens " + o.getCachedTokens() + " is outside 0.." + o.getPromptTokens())
+                : Optional.empty();
+        SingleOutputStreamOperator<RoutingDecision> decisions = sources.decisions()
+                .process(new DecodeFunction<>(RoutingDecision.class, config.schemaRegistryUrl(), decisionCheck))
+                .returns(TypeInformation.of(RoutingDecision.class)).name("decode decisions").uid("decode-decisions");
+        SingleOutputStreamOperator<RequestOutcome> outcomes = sources.outcomes()
+                .process(new DecodeFunction<>(RequestOutcome.class, config.schemaRegistryUrl(), outcomeCheck))
+                .returns(TypeInformation.of(RequestOutcome.class)).name("decode outcomes").uid("decode-outcomes");
+        decisions.getSideOutput(DecodeFunction.DEAD_LETTERS).union(outcomes.getSideOutput(DecodeFunction.DEAD_LETTERS))
+                .sinkTo(sinks.deadLetters()).name("ratio dead letters").uid("sink-ratio-dead-letters");
+
+        KeySelector<RoutingDecision, String> decisionId = RoutingDecision::getRequestId;
+        KeySelector<RequestOutcome, String> outcomeId = RequestOutcome::getRequestId;
+        SingleOutputStreamOperator<JoinedRequest> joined = decisions.keyBy(decisionId).connect(outcomes.keyBy(outcomeId))
+                .process(new DecisionOutcomeJoin(config.ratiosJoinBound().toMillis()))
+                .returns(TypeInformation.of(JoinedRequest.class)).name("join decisions and outcomes").uid("join-requests");
+        DataStream<JoinedRequest> unmatched = joined.getSideOutput(DecisionOutcomeJoin.UNMATCHED_DECISIONS)
+                .map(RatiosWorkflow::decisionOnly).returns(TypeInformation.of(JoinedRequest.class)).name("unmatched decisions")
+                .union(joined.getSideOutput(DecisionOutcomeJoin.UNMATCHED_OUTCOMES)
+                        .map(RatiosWorkflow::outcomeOnly).returns(TypeInformation.of(JoinedRequest.class)).name("unmatched outcomes"));
+
+        SingleOutputStreamOperator<JoinedRequest> classed = joined.union(unmatched)
+                .process(new ClassAssigner(config.sketchCapacity(), config.hotAt(), config.warmAt()))
+                .returns(TypeInformation.of(JoinedRequest.class)).setParallelism(1).name("prefix classes").uid("prefix-classes");
+
+        KeySelector<JoinedRequest, String> byClass = r -> r.prefixClass;
+        int blockTokens = config.chunkTokens();
+        DataStream<ClassRatios> tumbling = classed.keyBy(byClass)
+                .window(TumblingProcessingTimeWindows.of(config.ratiosWindow()))
+                .aggregate(new ClassRatiosAggregate(blockTokens, config.usdPerMillionInput()), new ClassWindow(WindowKind.TUMBLING),
+                        TypeInformation.of(RatioAccumulator.class), TypeInformation.of(ClassRatios.class),
+                        TypeInformation.of(ClassRatios.class))
+                .name("ratios, tumbling").uid("ratios-tumbling");
+        DataStream<ClassRatios> sliding = classed.keyBy(byClass)
+                .window(SlidingProcessingTimeWindows.of(config.ratiosSlidingWindow(), config.ratiosSlide()))
+                .aggregate(new ClassRatiosAggregate(blockTokens, config.usdPerMillionInput()), new ClassWindow(WindowKind.SLIDING),
+                        TypeInformation.of(RatioAccumulator.class), TypeInformation.of(ClassRatios.class),
+                        TypeInformation.of(ClassRatios.class))
+                .name("ratios, sliding").uid("ratios-sliding");
+        DataStream<ClassRatios> ratios = tumbling.union(sliding);
+        ratios.sinkTo(sinks.ratios()).name("ratios topic").uid("sink-ratios");
+        ratios.map(RatiosWorkflow::latest).returns(TypeInformation.of(ViewWrite.class)).name("latest ratios").uid("latest-ratios")
+                .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
+    }
+
+    /** The latest figures of a class in Redis: field {@code <class>/<tumbling|sliding>}. */
+    static ViewWrite latest(ClassRatios r) {
+        String value = String.format(java.util.Locale.ROOT, "%d|%d|%.4f|%.1f|%.6f|%.4f|%.4f|%s|%s|%d|%d", r.getWindowEndMs(),
+                r.getRequests(), r.getAffinityHitRate(), r.getAvoidedTokensPerHit(), r.getAvoidedUsdPerHit(), r.getLoadGini(),
+                r.getStalenessRatio(), r.getTtftP50Ms() == null ? "" : String.format(java.util.Locale.ROOT, "%.1f", r.getTtftP50Ms()),
+                r.getTtftP99Ms() == null ? "" : String.format(java.util.Locale.ROOT, "%.1f", r.getTtftP99Ms()),
+                r.getUnmatchedDecisions(), r.getUnmatchedOutcomes());
+        return ViewWrite.ratios(r.getPrefixClass() + "/" + r.getWindowKind().name().toLowerCase(), value, r.getWindowEndMs());
+    }
+
+    static JoinedRequest decisionOnly(RoutingDecision d) {
+        JoinedRequest j = new JoinedRequest();
+        j.requestId = d.getRequestId();
+        j.prefixClass = d.getPrefixClass();
+        j.rootBlock = d.getPromptBlockHashes().isEmpty() ? 0 : d.getPromptBlockHashes().get(0);
+        j.unmatched = JoinedRequest.DECISION_ONLY;
+        return j;
+    }
+
+    static JoinedRequest outcomeOnly(RequestOutcome o) {
+        JoinedRequest j = new JoinedRequest();
+        j.requestId = o.getRequestId();
+        j.engineId = o.getEngineId();
+        j.unmatched = JoinedRequest.OUTCOME_ONLY;
+        return j;
+    }
+}

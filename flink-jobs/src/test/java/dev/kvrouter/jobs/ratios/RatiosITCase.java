@@ -1,0 +1,163 @@
+package dev.kvrouter.jobs.ratios;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.offset;
+
+import dev.kvrouter.events.OutcomeStatus;
+import dev.kvrouter.events.RequestOutcome;
+import dev.kvrouter.events.RouteReason;
+import dev.kvrouter.events.RoutingDecision;
+import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.view.RoutingViewJob;
+import dev.kvrouter.jobs.view.ViewTestSupport;
+import dev.kvrouter.metrics.ClassRatios;
+import dev.kvrouter.metrics.WindowKind;
+import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
+import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.stack.junit.LocalStackExtension;
+import dev.kvrouter.stack.junit.UniqueNames;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Crafted decisions and outcomes through Kafka; the published ratios are exactly the expected ones. */
+@ExtendWith(LocalStackExtension.class)
+class RatiosITCase {
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+    private static final long WINDOW_MS = 4_000;
+
+    @Test
+    void eachRatioIsPublishedExactlyAsCountedByHand(StackAddresses stack) throws Exception {
+        String topics = ViewTestSupport.topics(stack, "it-ratios");
+        RoutingViewConfig config = RoutingViewConfig.from(Map.ofEntries(
+                Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
+                Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
+                Map.entry("redis.url", stack.redisUrl()),
+                Map.entry("topics.prefix", topics),
+                Map.entry("kafka.group-id", topics + "job"),
+                Map.entry("kafka.starting-offsets", "earliest"),
+                Map.entry("view.key-prefix", UniqueNames.redisPrefix("it-ratios")),
+                Map.entry("ratios.window", WINDOW_MS + " ms"),
+                Map.entry("ratios.sliding-window", 2 * WINDOW_MS + " ms"),
+                Map.entry("ratios.slide", WINDOW_MS + " ms"),
+                Map.entry("ratios.join-bound", "3 s"),
+                Map.entry("ratios.usd-per-million-input", "3.0"),
+                Map.entry("job.checkpoint-interval", "1 s")));
+        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
+        RoutingViewJob.wire(env, config);
+        JobClient job = env.executeAsync("ratios");
+        try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
+             KafkaConsumer<String, ClassRatios> consumer = consumer(stack, config)) {
+            // Warm the pipeline up, then start the measured requests just after a window opens.
+            send(producer, config, decision("w1", "warmup", 0), outcome("w1", "e1", 0, 0, 10));
+            await(consumer, r -> "warmup".equals(r.getPrefixClass()));
+            while (System.currentTimeMillis() % WINDOW_MS < 300 || System.currentTimeMillis() % WINDOW_MS > 800) {
+                Thread.sleep(10);
+            }
+            send(producer, config, decision("a1", "app-a", 4), outcome("a1", "e1", 64, 0, 100));
+            send(producer, config, decision("a2", "app-a", 4), outcome("a2", "e1", 32, 0, 200));
+            send(producer, config, decision("a3", "app-a", 2), outcome("a3", "e2", 0, 0, 300));
+            send(producer, config, decision("a4", "app-a", 0), outcome("a4", "e2", 0, 512, 400));
+            producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), "lost", decision("lost", "app-a", 1))).get();
+            producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), "orphan", outcome("orphan", "e9", 0, 0, 5))).get();
+
+            ClassRatios r = await(consumer, x -> "app-a".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.TUMBLING
+                    && x.getRequests() > 0);
+            assertThat(r.getRequests()).as("all four in one window").isEqualTo(4);
+            assertThat(r.getAffinityHits()).isEqualTo(2);
+            assertThat(r.getAffinityHitRate()).isEqualTo(0.5);
+            assertThat(r.getAvoidedTokensPerHit()).isEqualTo(48.0);
+            assertThat(r.getAvoidedUsdPerHit()).isCloseTo(48 * 3.0 / 1e6, offset(1e-15));
+            assertThat(r.getAffinityRouted()).isEqualTo(3);
+            assertThat(r.getStale()).isEqualTo(2);
+            assertThat(r.getStalenessRatio()).isCloseTo(2.0 / 3, offset(1e-12));
+            assertThat(r.getLoadGini()).isZero();
+            assertThat(r.getWindowEndMs() - r.getWindowStartMs()).isEqualTo(WINDOW_MS);
+
+            assertThat(await(consumer, x -> "app-a".equals(x.getPrefixClass()) && x.getUnmatchedDecisions() > 0)
+                    .getUnmatchedDecisions()).isEqualTo(1);
+            assertThat(await(consumer, x -> ClassAssigner.UNKNOWN.equals(x.getPrefixClass()) && x.getUnmatchedOutcomes() > 0)
+                    .getUnmatchedOutcomes()).isEqualTo(1);
+            assertThat(await(consumer, x -> "app-a".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.SLIDING
+                    && x.getRequests() == 4).getAffinityHitRate()).isEqualTo(0.5);
+
+            RedisClient redis = RedisClient.create(stack.redisUrl());
+            try (StatefulRedisConnection<String, String> c = redis.connect()) {
+                String latest = c.sync().hget(config.viewKeyPrefix() + "ratios", "app-a/sliding");
+                assertThat(latest).isNotNull();
+                assertThat(latest.split("\\|")).hasSize(11);
+            } finally {
+                redis.shutdown();
+            }
+        } finally {
+            job.cancel().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private final List<ClassRatios> seen = new ArrayList<>();
+
+    private ClassRatios await(KafkaConsumer<String, ClassRatios> consumer, Predicate<ClassRatios> until) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+        while (System.nanoTime() < deadline) {
+            for (ClassRatios r : seen) {
+                if (until.test(r)) {
+                    return r;
+                }
+            }
+            consumer.poll(Duration.ofMillis(200)).forEach(rec -> seen.add(rec.value()));
+        }
+        throw new AssertionError("no matching ratios within 40 s; seen: " + seen);
+    }
+
+    private static void send(KafkaProducer<String, Object> producer, RoutingViewConfig config, RoutingDecision d, RequestOutcome o)
+            throws Exception {
+        producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), d.getRequestId(), d)).get();
+        producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), o.getRequestId(), o)).get();
+    }
+
+    private static RoutingDecision decision(String id, String prefixClass, int predicted) {
+        return RoutingDecision.newBuilder().setRequestId(id).setPrefixClass(prefixClass).setEngineId("e1")
+                .setPredictedCachedBlocks(predicted).setReason(predicted > 0 ? RouteReason.AFFINITY : RouteReason.COLD)
+                .setTsMs(System.currentTimeMillis()).setPromptBlockHashes(List.of(7L)).build();
+    }
+
+    private static RequestOutcome outcome(String id, String engine, int cached, int transferred, double ttft) {
+        return RequestOutcome.newBuilder().setRequestId(id).setEngineId(engine).setPromptTokens(1000).setCachedTokens(cached)
+                .setTransferredTokens(transferred).setQueueMs(1).setTtftMs(ttft).setStatus(OutcomeStatus.OK)
+                .setTsMs(System.currentTimeMillis()).build();
+    }
+
+    private static KafkaConsumer<String, ClassRatios> consumer(StackAddresses stack, RoutingViewConfig config) {
+        KafkaConsumer<String, ClassRatios> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-ratios-reader"),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
+                RegistrySettings.URL, stack.schemaRegistryUrl()));
+        c.subscribe(List.of(config.classRatiosTopic()));
+        return c;
+    }
+}
