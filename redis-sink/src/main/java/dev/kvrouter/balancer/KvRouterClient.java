@@ -69,7 +69,7 @@ public final class KvRouterClient implements AutoCloseable {
     }
 
     /** What the client keeps of the view between refreshes (client-side picking reads meta from here). */
-    private record Snapshot(String updatedMs, double busyFactor, double floor) {}
+    private record Snapshot(String updatedMs, double busyFactor, double floor, Map<String, String> classes) {}
 
     private final Options options;
     private final ViewLayout layout;
@@ -129,29 +129,41 @@ public final class KvRouterClient implements AutoCloseable {
             }
             List<io.lettuce.core.KeyValue<String, String>> m = redis.hmget(layout.metaKey(), "updated_ms", "busy_factor", "confidence_floor");
             meta = new Snapshot(m.get(0).getValueOrElse(null), Double.parseDouble(m.get(1).getValueOrElse("2")),
-                    Double.parseDouble(m.get(2).getValueOrElse("0.05")));
+                    Double.parseDouble(m.get(2).getValueOrElse("0.05")), redis.hgetall(layout.classesKey()));
         }
     }
 
     /** Picks an engine for a prompt given as token ids. */
     public Pick pick(String model, String loraName, int[] tokens, List<String> extraKeys) {
-        return pick(hasher.chain(model, loraName, tokens, extraKeys));
+        return pick(hasher.chain(model, loraName, tokens, extraKeys), null);
+    }
+
+    /** Picks an engine for a prompt of a prefix class (tenant, app, template; null for none), given as token ids. */
+    public Pick pick(String model, String loraName, int[] tokens, List<String> extraKeys, String prefixClass) {
+        return pick(hasher.chain(model, loraName, tokens, extraKeys), prefixClass);
     }
 
     /** Picks an engine for a prompt given as its canonical block hashes, first to last. */
     public Pick pick(long[] chain) {
+        return pick(chain, null);
+    }
+
+    /** Picks for a prompt of a prefix class; a class whose affinity the job turned off is placed on load alone. */
+    public Pick pick(long[] chain, String prefixClass) {
         int n = Math.min(chain.length, options.maxBlocks());
+        if (clientSide) {
+            return pickClientSide(chain, n, prefixClass);
+        }
         String[] keys = {layout.metaKey(), layout.enginesKey(),
                 layout.groupKey(n > 0 ? ViewLayout.tag(chain, 1, options.tagDepth()) : 0),
-                layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0)};
-        String[] args = new String[n + 2];
+                layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0),
+                layout.classesKey()};
+        String[] args = new String[n + 3];
         args[0] = Long.toString(options.maxViewAge().toMillis());
-        args[1] = Integer.toString(n);
+        args[1] = prefixClass == null ? "" : prefixClass;
+        args[2] = Integer.toString(n);
         for (int i = 0; i < n; i++) {
-            args[i + 2] = ViewLayout.hex(chain[i]);
-        }
-        if (clientSide) {
-            return pickClientSide(chain, n);
+            args[i + 3] = ViewLayout.hex(chain[i]);
         }
         List<Object> answer;
         try {
@@ -171,7 +183,7 @@ public final class KvRouterClient implements AutoCloseable {
     }
 
     /** Two reads (the root from its cache when fresh) and {@link PickPolicy}: the same answer as kvr_pick. */
-    private Pick pickClientSide(long[] chain, int n) {
+    private Pick pickClientSide(long[] chain, int n, String prefixClass) {
         try {
             if (meta == null) {
                 refresh();
@@ -194,8 +206,9 @@ public final class KvRouterClient implements AutoCloseable {
             }
             Map<String, EngineEntry> engines = new java.util.HashMap<>();
             lastEngines.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
+            boolean classOff = prefixClass != null && "off".equals(view.classes().get(prefixClass));
             PickPolicy.Choice c = PickPolicy.choose(new PickPolicy.ViewRead(Long.parseLong(view.updatedMs()), view.busyFactor(),
-                    view.floor(), engines, blocks), System.currentTimeMillis(), options.maxViewAge().toMillis());
+                    view.floor(), engines, blocks, classOff), System.currentTimeMillis(), options.maxViewAge().toMillis());
             Source source = "FALLBACK_LOAD_ONLY".equals(c.reason()) ? Source.FALLBACK_STALE_VIEW
                     : c.engineId().isEmpty() ? Source.NO_ENGINE : Source.VIEW;
             return new Pick(c.engineId(), c.matchedBlocks(), c.reason(), c.viewAgeMs(), c.confidence(), source);

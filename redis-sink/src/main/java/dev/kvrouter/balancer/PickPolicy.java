@@ -20,7 +20,8 @@ public final class PickPolicy {
     private PickPolicy() {}
 
     /** The view as read: meta figures, the engine table, and each prompt block's holder value (null when absent). */
-    public record ViewRead(long updatedMs, double busyFactor, double floor, Map<String, EngineEntry> engines, List<String> blocks) {}
+    public record ViewRead(long updatedMs, double busyFactor, double floor, Map<String, EngineEntry> engines, List<String> blocks,
+                           boolean classAffinityOff) {}
 
     public record Choice(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence) {}
 
@@ -39,6 +40,9 @@ public final class PickPolicy {
         double mean = live.isEmpty() ? 0 : total / live.size();
         if (age > maxViewAgeMs || view.blocks().isEmpty()) {
             return new Choice(leastLoaded(live, mean, view.busyFactor()), 0, age > maxViewAgeMs ? "FALLBACK_LOAD_ONLY" : "COLD", age, 0);
+        }
+        if (view.classAffinityOff()) {
+            return new Choice(leastLoaded(live, mean, view.busyFactor()), 0, "NO_AFFINITY_CLASS", age, 0);
         }
         Map<String, Integer> depth = new HashMap<>();
         Map<String, Double> conf = new HashMap<>();

@@ -157,6 +157,7 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
             String key = switch (w.kind) {
                 case META -> layout.metaKey();
                 case RATIOS -> layout.ratiosKey();
+                case CLASS_POLICY -> layout.classesKey();
                 case ENGINE -> layout.enginesKey();
                 case BLOCK -> layout.groupKey(w.tag);
             };
@@ -197,6 +198,8 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         f.add(redis.hset(layout.metaKey(), meta));
         f.add(redis.pexpire(layout.metaKey(), options.viewTtlMs()));
         f.add(redis.pexpire(layout.enginesKey(), options.viewTtlMs()));
+        // The class policy is routing state too: it goes with the view when the job stops.
+        f.add(redis.pexpire(layout.classesKey(), options.viewTtlMs()));
         // Ratios are a report, not routing state: they may outlive the view a little, not forever.
         f.add(redis.pexpire(layout.ratiosKey(), Math.max(options.viewTtlMs(), 3_600_000)));
         connection.flushCommands();

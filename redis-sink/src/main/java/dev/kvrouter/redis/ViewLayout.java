@@ -23,7 +23,7 @@ import java.nio.charset.StandardCharsets;
 public final class ViewLayout {
 
     /** Bumped on any incompatible change of keys or values; the Lua library checks it. */
-    public static final int LAYOUT_VERSION = 1;
+    public static final int LAYOUT_VERSION = 2;
     public static final String FUNCTION_LIBRARY = "kvrouter";
     public static final String PICK_FUNCTION = "kvr_pick";
 
@@ -43,6 +43,11 @@ public final class ViewLayout {
 
     public String enginesKey() {
         return prefix + "engines";
+    }
+
+    /** Affinity per prefix class: field class, value {@code on} or {@code off} (absent: on). */
+    public String classesKey() {
+        return prefix + "classes";
     }
 
     /** Latest per-class ratios: field {@code <class>/<tumbling|sliding>}. */

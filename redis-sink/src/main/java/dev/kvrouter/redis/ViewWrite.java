@@ -11,7 +11,7 @@ import java.util.Objects;
 public class ViewWrite {
 
     /** A block field in a group hash, an engine in the engine table, a field of the meta key, or a class's latest ratios. */
-    public enum Kind { BLOCK, ENGINE, META, RATIOS }
+    public enum Kind { BLOCK, ENGINE, META, RATIOS, CLASS_POLICY }
 
     public Kind kind;
     /** BLOCK: the group tag hash; ENGINE: unused (0). */
@@ -54,6 +54,13 @@ public class ViewWrite {
         w.field = field;
         w.value = value;
         w.eventTimeMs = eventTimeMs;
+        return w;
+    }
+
+    /** Affinity {@code on} or {@code off} for a prefix class. */
+    public static ViewWrite classPolicy(String prefixClass, String value, long eventTimeMs) {
+        ViewWrite w = meta(prefixClass, value, eventTimeMs);
+        w.kind = Kind.CLASS_POLICY;
         return w;
     }
 

@@ -2,7 +2,7 @@
 
 -- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
-local LAYOUT = 1
+local LAYOUT = 2
 
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms
 local function parse_engine(v)
@@ -50,12 +50,14 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- KEYS: meta, engines, group of block 1, group of blocks 2..n
--- ARGV: max_view_age_ms, n, hash_1 ... hash_n (16 hex digits each)
+-- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy
+-- ARGV: max_view_age_ms, prefix class ('' for none), n, hash_1 ... hash_n (16 hex digits each)
 -- Returns: engine, matched blocks, reason, view age ms (-1 without a view), confidence (string)
 local function pick(keys, args)
   local max_age = tonumber(args[1])
-  local n = tonumber(args[2])
+  local class = args[2]
+  local n = tonumber(args[3])
+  local first_hash = 4
   local now = now_ms()
   local meta = redis.call('HMGET', keys[1], 'updated_ms', 'busy_factor', 'confidence_floor')
   if not meta[1] then
@@ -105,6 +107,10 @@ local function pick(keys, args)
   if age > max_age or n == 0 then
     return {least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}
   end
+  -- A class whose affinity does not pay (the job turned it off) is placed on load alone.
+  if class ~= '' and redis.call('HGET', keys[5], class) == 'off' then
+    return {least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}
+  end
 
   -- The longest consecutive run of blocks each engine holds, from the first block on.
   local function valid(id, entry)
@@ -117,12 +123,12 @@ local function pick(keys, args)
   end
 
   local depth, conf = {}, {}
-  for id, entry in pairs(holders(redis.call('HGET', keys[3], args[3]))) do
+  for id, entry in pairs(holders(redis.call('HGET', keys[3], args[first_hash]))) do
     local c = valid(id, entry)
     if c then depth[id] = 1; conf[id] = c end
   end
   if n > 1 and next(depth) ~= nil then
-    local rest = redis.call('HMGET', keys[4], unpack(args, 4, 2 + n))
+    local rest = redis.call('HMGET', keys[4], unpack(args, first_hash + 1, first_hash + n - 1))
     -- Past the first block only the engines still in the run matter: look each up in the field
     -- instead of parsing every holder (a long prompt has hundreds of blocks).
     for i = 2, n do

@@ -38,10 +38,14 @@ class PickFunctionITCase {
 
     /** Picks as a balancer would; client-side, the snapshot is read first so a test's last write counts. */
     Pick pick(KvRouterClient client, long[] prompt) {
+        return pick(client, prompt, null);
+    }
+
+    Pick pick(KvRouterClient client, long[] prompt, String prefixClass) {
         if (clientSide()) {
             client.refresh();
         }
-        return client.pick(prompt);
+        return client.pick(prompt, prefixClass);
     }
 
     private static final long TAU = 600_000;
@@ -152,6 +156,18 @@ class PickFunctionITCase {
             assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason, Pick::source)
                     .containsExactly("e3", 0, "FALLBACK_LOAD_ONLY", Source.FALLBACK_REDIS_DOWN);
         }
+    }
+
+    @Test
+    void aClassWhoseAffinityIsOffIsPlacedOnLoadAlone() {
+        hold(1, "e1");
+        hold(2, "e1");
+        redis.hset(layout.classesKey(), Map.of("batch", "off", "chat", "on"));
+        assertThat(pick(router, chain, "batch")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 0, "NO_AFFINITY_CLASS");
+        assertThat(pick(router, chain, "chat")).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
+        assertThat(pick(router, chain, "never-seen")).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
     }
 
     @Test

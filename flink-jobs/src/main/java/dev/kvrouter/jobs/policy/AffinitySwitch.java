@@ -6,7 +6,7 @@ package dev.kvrouter.jobs.policy;
  * class near the threshold does not flap every window. Windows with fewer than {@code minRequests}
  * leave the state as it is.
  */
-public record AffinitySwitch(double offBelow, double onAbove, long minRequests) {
+public record AffinitySwitch(double offBelow, double onAbove, long minRequests) implements java.io.Serializable {
 
     public AffinitySwitch {
         if (!(offBelow >= 0 && onAbove > offBelow && onAbove <= 1)) {

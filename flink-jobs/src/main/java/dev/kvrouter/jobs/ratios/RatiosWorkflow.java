@@ -3,6 +3,7 @@ package dev.kvrouter.jobs.ratios;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
+import dev.kvrouter.jobs.policy.AffinitySwitch;
 import dev.kvrouter.jobs.view.RoutingViewConfig;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
 import dev.kvrouter.jobs.view.functions.Validation;
@@ -22,7 +23,8 @@ import org.apache.flink.streaming.api.windowing.assigners.TumblingProcessingTime
 /**
  * The per-class ratios: routing decisions joined with request outcomes by request id (bounded),
  * each request given its prefix class, then the four ratios per class on a tumbling and a longer
- * sliding window, to the ratios topic and, latest values, to Redis.
+ * sliding window, to the ratios topic and, latest values, to Redis; and per class, affinity on or
+ * off by its tumbling hit rate (with hysteresis), for kvr_pick.
  *
  * <pre>
  * decisions ─ decode ─┐                                      ┌─ tumbling ─┐
@@ -85,7 +87,12 @@ public final class RatiosWorkflow {
                 .name("ratios, sliding").uid("ratios-sliding");
         DataStream<ClassRatios> ratios = tumbling.union(sliding);
         ratios.sinkTo(sinks.ratios()).name("ratios topic").uid("sink-ratios");
+        KeySelector<ClassRatios, String> ratiosClass = r -> r.getPrefixClass();
+        DataStream<ViewWrite> policy = tumbling.keyBy(ratiosClass)
+                .process(new ClassPolicy(new AffinitySwitch(config.affinityOffBelow(), config.affinityOnAbove(), config.affinityMinRequests())))
+                .returns(TypeInformation.of(ViewWrite.class)).name("class affinity").uid("class-affinity");
         ratios.map(RatiosWorkflow::latest).returns(TypeInformation.of(ViewWrite.class)).name("latest ratios").uid("latest-ratios")
+                .union(policy)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
     }
 

@@ -25,6 +25,7 @@ public record RoutingViewConfig(
         int maxEventsPerBatch, int maxHashesPerEvent, int maxBlockSize, int maxStringLength,
         Duration ratiosWindow, Duration ratiosSlidingWindow, Duration ratiosSlide, Duration ratiosJoinBound,
         double usdPerMillionInput, int hotAt, int warmAt, int sketchCapacity,
+        double affinityOffBelow, double affinityOnAbove, int affinityMinRequests,
         Duration checkpointInterval, String stateBackend, String checkpointDir, Duration bufferTimeout, int parallelism)
         implements Serializable {
 
@@ -94,6 +95,7 @@ public record RoutingViewConfig(
                 r.atLeast(RATIOS_SLIDE, Duration.ofSeconds(1)), r.atLeast(RATIOS_JOIN_BOUND, Duration.ofSeconds(1)),
                 r.atLeastDouble(RATIOS_USD_PER_MILLION, 0), r.atLeast(RATIOS_HOT_AT, 1), r.atLeast(RATIOS_WARM_AT, 1),
                 r.atLeast(RATIOS_SKETCH_CAPACITY, 10),
+                r.atLeastDouble(AFFINITY_OFF_BELOW, 0), r.fraction(AFFINITY_ON_ABOVE), r.atLeast(AFFINITY_MIN_REQUESTS, 1),
                 r.atLeast(CHECKPOINT_INTERVAL, Duration.ofMillis(100)), r.oneOf(STATE_BACKEND, "", "hashmap", "rocksdb"),
                 r.get(CHECKPOINT_DIR), r.atLeast(BUFFER_TIMEOUT, Duration.ZERO),
                 r.atLeast(PARALLELISM, 1));
@@ -108,6 +110,10 @@ public record RoutingViewConfig(
             if (config.hotAt() <= config.warmAt()) {
                 problems.add(RATIOS_HOT_AT.key() + " (" + config.hotAt() + ") must be above " + RATIOS_WARM_AT.key()
                         + " (" + config.warmAt() + ")");
+            }
+            if (!(config.affinityOnAbove() > config.affinityOffBelow())) {
+                problems.add(AFFINITY_ON_ABOVE.key() + " (" + config.affinityOnAbove() + ") must be above "
+                        + AFFINITY_OFF_BELOW.key() + " (" + config.affinityOffBelow() + ")");
             }
             if (config.ratiosSlidingWindow().compareTo(config.ratiosSlide()) < 0) {
                 problems.add(RATIOS_SLIDING_WINDOW.key() + " must be at least " + RATIOS_SLIDE.key());

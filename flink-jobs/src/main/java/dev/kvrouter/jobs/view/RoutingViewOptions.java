@@ -95,6 +95,13 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Integer> RATIOS_SKETCH_CAPACITY = ConfigOptions.key("ratios.sketch-capacity").intType()
             .defaultValue(10_000).withDescription("Prefixes the popularity sketch tracks (bounded memory).");
 
+    public static final ConfigOption<Double> AFFINITY_OFF_BELOW = ConfigOptions.key("ratios.affinity-off-below").doubleType()
+            .defaultValue(0.05).withDescription("A class whose windowed hit rate falls below this gets affinity off in pick.");
+    public static final ConfigOption<Double> AFFINITY_ON_ABOVE = ConfigOptions.key("ratios.affinity-on-above").doubleType()
+            .defaultValue(0.15).withDescription("...and back on only once it climbs above this (hysteresis).");
+    public static final ConfigOption<Integer> AFFINITY_MIN_REQUESTS = ConfigOptions.key("ratios.affinity-min-requests").intType()
+            .defaultValue(20).withDescription("Windows with fewer requests of a class leave its affinity setting as it is.");
+
     // --- running -----------------------------------------------------------------------------
 
     public static final ConfigOption<Duration> CHECKPOINT_INTERVAL = ConfigOptions.key("job.checkpoint-interval").durationType()

@@ -64,6 +64,7 @@ class RatiosITCase {
                 Map.entry("ratios.slide", WINDOW_MS + " ms"),
                 Map.entry("ratios.join-bound", "3 s"),
                 Map.entry("ratios.usd-per-million-input", "3.0"),
+                Map.entry("ratios.affinity-min-requests", "2"),
                 Map.entry("job.checkpoint-interval", "1 s")));
         StreamExecutionEnvironment env = RoutingViewJob.environment(config);
         RoutingViewJob.wire(env, config);
@@ -105,14 +106,37 @@ class RatiosITCase {
 
             RedisClient redis = RedisClient.create(stack.redisUrl());
             try (StatefulRedisConnection<String, String> c = redis.connect()) {
-                String latest = c.sync().hget(config.viewKeyPrefix() + "ratios", "app-a/sliding");
-                assertThat(latest).isNotNull();
+                // The topic and Redis are separate sinks: Redis may be a flush behind.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                String latest;
+                while ((latest = c.sync().hget(config.viewKeyPrefix() + "ratios", "app-a/sliding")) == null) {
+                    assertThat(System.nanoTime()).as("latest sliding ratios of app-a in Redis").isLessThan(deadline);
+                    Thread.sleep(50);
+                }
                 assertThat(latest.split("\\|")).hasSize(11);
+                // app-a hits 50 %: affinity stays on. A batch class that never hits has it turned off...
+                assertThat(c.sync().hget(config.viewKeyPrefix() + "classes", "app-a")).isEqualTo("on");
+                send(producer, config, decision("b1", "batch", 0), outcome("b1", "e1", 0, 0, 10));
+                send(producer, config, decision("b2", "batch", 0), outcome("b2", "e2", 0, 0, 10));
+                awaitValue(c, config.viewKeyPrefix() + "classes", "batch", "off");
+                // ...and back on once it pays again (above the 15 % on-threshold).
+                send(producer, config, decision("b3", "batch", 2), outcome("b3", "e1", 32, 0, 10));
+                send(producer, config, decision("b4", "batch", 2), outcome("b4", "e1", 32, 0, 10));
+                awaitValue(c, config.viewKeyPrefix() + "classes", "batch", "on");
             } finally {
                 redis.shutdown();
             }
         } finally {
             job.cancel().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void awaitValue(StatefulRedisConnection<String, String> c, String key, String field, String value)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+        while (!value.equals(c.sync().hget(key, field))) {
+            assertThat(System.nanoTime()).as("%s %s = %s within 40 s", key, field, value).isLessThan(deadline);
+            Thread.sleep(100);
         }
     }
 
