@@ -14,7 +14,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code kvr job run}: the routing-view job in a local MiniCluster, against the stack or any given addresses. */
+/** {@code kvr job run}: the kv-router job (routing view and ratios) in a local MiniCluster, against the stack or any given addresses. */
 @Command(name = "job", mixinStandardHelpOptions = true, description = "Run kv-router's Flink jobs locally.",
         subcommands = {JobCommand.Run.class})
 public final class JobCommand implements Callable<Integer> {
@@ -29,7 +29,7 @@ public final class JobCommand implements Callable<Integer> {
     }
 
     @Command(name = "run", mixinStandardHelpOptions = true,
-            description = "Run the routing-view job in a local Flink MiniCluster. Kafka, the registry and Redis default to "
+            description = "Run the kv-router job (routing view and per-class ratios) in a local Flink MiniCluster. Kafka, the registry and Redis default to "
                     + "the running './kvr stack' (or $KAFKA_BOOTSTRAP, $SCHEMA_REGISTRY_URL, $REDIS_URL). Stops on Ctrl-C "
                     + "or after --duration. Job options go as -D name=value; they are listed below.")
     static final class Run implements Callable<Integer> {
@@ -58,7 +58,7 @@ public final class JobCommand implements Callable<Integer> {
             JobClient job = env.executeAsync("kv-router routing view");
             Thread stop = new Thread(() -> job.cancel().join(), "kvr-job-cancel");
             Runtime.getRuntime().addShutdownHook(stop);
-            System.out.printf("routing view job %s running: %s -> Redis %s (keys %s*)%n", job.getJobID(),
+            System.out.printf("kv-router job %s running: %s -> Redis %s (keys %s*)%n", job.getJobID(),
                     config.kvEventsTopic() + ", " + config.engineLoadTopic(), config.redisUrl(), config.viewKeyPrefix());
             if (duration == null) {
                 System.out.println("Ctrl-C stops it.");

@@ -123,7 +123,7 @@ public record RoutingViewConfig(
             }
         }
         if (!problems.isEmpty()) {
-            throw new IllegalArgumentException("the routing-view job's configuration has " + problems.size()
+            throw new IllegalArgumentException("the kv-router job's configuration has " + problems.size()
                     + " problem(s):\n  - " + String.join("\n  - ", problems));
         }
         return config;

@@ -176,7 +176,7 @@ public final class RoutingViewJob {
     }
 
     public static String help() {
-        StringBuilder b = new StringBuilder("kv-router routing-view job. Options (--name value):\n");
+        StringBuilder b = new StringBuilder("kv-router job (routing view and per-class ratios). Options (--name value):\n");
         for (var o : RoutingViewOptions.all()) {
             b.append("  --").append(o.key()).append(o.hasDefaultValue() ? "  (default: " + o.defaultValue() + ")" : "").append('\n')
                     .append("      ").append(RoutingViewOptions.describe(o)).append('\n');

@@ -8,7 +8,7 @@ import java.util.List;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 
-/** Every option of the routing-view job, declared once, with its default and what it is for. */
+/** Every option of the kv-router job (routing view and ratios), declared once, with its default and what it is for. */
 public final class RoutingViewOptions {
 
     private RoutingViewOptions() {}
