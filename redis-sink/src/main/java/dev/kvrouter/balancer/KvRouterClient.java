@@ -69,7 +69,8 @@ public final class KvRouterClient implements AutoCloseable {
     }
 
     /** What the client keeps of the view between refreshes (client-side picking reads meta from here). */
-    private record Snapshot(String updatedMs, double busyFactor, double floor, Map<String, String> classes) {}
+    private record Snapshot(String updatedMs, double busyFactor, double floor, Map<String, String> classes, double clientCap,
+                            int clientMinInflight) {}
 
     private final Options options;
     private final ViewLayout layout;
@@ -127,9 +128,11 @@ public final class KvRouterClient implements AutoCloseable {
             synchronized (roots) {
                 roots.clear();
             }
-            List<io.lettuce.core.KeyValue<String, String>> m = redis.hmget(layout.metaKey(), "updated_ms", "busy_factor", "confidence_floor");
+            List<io.lettuce.core.KeyValue<String, String>> m = redis.hmget(layout.metaKey(), "updated_ms", "busy_factor",
+                    "confidence_floor", "client_cap", "client_min_inflight");
             meta = new Snapshot(m.get(0).getValueOrElse(null), Double.parseDouble(m.get(1).getValueOrElse("2")),
-                    Double.parseDouble(m.get(2).getValueOrElse("0.05")), redis.hgetall(layout.classesKey()));
+                    Double.parseDouble(m.get(2).getValueOrElse("0.05")), redis.hgetall(layout.classesKey()),
+                    Double.parseDouble(m.get(3).getValueOrElse("1")), Integer.parseInt(m.get(4).getValueOrElse("1000000000")));
         }
     }
 
@@ -150,20 +153,30 @@ public final class KvRouterClient implements AutoCloseable {
 
     /** Picks for a prompt of a prefix class; a class whose affinity the job turned off is placed on load alone. */
     public Pick pick(long[] chain, String prefixClass) {
+        return pick(chain, prefixClass, null);
+    }
+
+    /**
+     * Picks for a prompt of a prefix class (null for none) from a client (API key, user, tenant; null
+     * for none): a class whose affinity the job turned off is placed on load alone, and no engine gets
+     * more than the client cap of one client's requests in flight.
+     */
+    public Pick pick(long[] chain, String prefixClass, String clientId) {
         int n = Math.min(chain.length, options.maxBlocks());
         if (clientSide) {
-            return pickClientSide(chain, n, prefixClass);
+            return pickClientSide(chain, n, prefixClass, clientId);
         }
         String[] keys = {layout.metaKey(), layout.enginesKey(),
                 layout.groupKey(n > 0 ? ViewLayout.tag(chain, 1, options.tagDepth()) : 0),
                 layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0),
-                layout.classesKey()};
-        String[] args = new String[n + 3];
+                layout.classesKey(), layout.clientsKey()};
+        String[] args = new String[n + 4];
         args[0] = Long.toString(options.maxViewAge().toMillis());
         args[1] = prefixClass == null ? "" : prefixClass;
-        args[2] = Integer.toString(n);
+        args[2] = clientId == null ? "" : clientId;
+        args[3] = Integer.toString(n);
         for (int i = 0; i < n; i++) {
-            args[i + 3] = ViewLayout.hex(chain[i]);
+            args[i + 4] = ViewLayout.hex(chain[i]);
         }
         List<Object> answer;
         try {
@@ -183,7 +196,7 @@ public final class KvRouterClient implements AutoCloseable {
     }
 
     /** Two reads (the root from its cache when fresh) and {@link PickPolicy}: the same answer as kvr_pick. */
-    private Pick pickClientSide(long[] chain, int n, String prefixClass) {
+    private Pick pickClientSide(long[] chain, int n, String prefixClass, String clientId) {
         try {
             if (meta == null) {
                 refresh();
@@ -207,8 +220,11 @@ public final class KvRouterClient implements AutoCloseable {
             Map<String, EngineEntry> engines = new java.util.HashMap<>();
             lastEngines.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
             boolean classOff = prefixClass != null && "off".equals(view.classes().get(prefixClass));
+            // In flight changes with every request: read per pick, not from the snapshot.
+            Map<String, Integer> inflight = clientId == null ? null : PickPolicy.inflight(redis.hget(layout.clientsKey(), clientId));
             PickPolicy.Choice c = PickPolicy.choose(new PickPolicy.ViewRead(Long.parseLong(view.updatedMs()), view.busyFactor(),
-                    view.floor(), engines, blocks, classOff), System.currentTimeMillis(), options.maxViewAge().toMillis());
+                    view.floor(), engines, blocks, classOff, inflight, view.clientCap(), view.clientMinInflight()),
+                    System.currentTimeMillis(), options.maxViewAge().toMillis());
             Source source = "FALLBACK_LOAD_ONLY".equals(c.reason()) ? Source.FALLBACK_STALE_VIEW
                     : c.engineId().isEmpty() ? Source.NO_ENGINE : Source.VIEW;
             return new Pick(c.engineId(), c.matchedBlocks(), c.reason(), c.viewAgeMs(), c.confidence(), source);

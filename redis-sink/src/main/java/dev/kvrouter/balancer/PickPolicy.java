@@ -20,8 +20,24 @@ public final class PickPolicy {
     private PickPolicy() {}
 
     /** The view as read: meta figures, the engine table, and each prompt block's holder value (null when absent). */
+    /**
+     * @param clientInflight the client's requests in flight per engine; null for a request without a client id
+     * @param clientCap      the largest share of them one engine may take, from the cap's minimum on
+     */
     public record ViewRead(long updatedMs, double busyFactor, double floor, Map<String, EngineEntry> engines, List<String> blocks,
-                           boolean classAffinityOff) {}
+                           boolean classAffinityOff, Map<String, Integer> clientInflight, double clientCap, int clientMinInflight) {
+
+        boolean overClientCap(String engine) {
+            if (clientInflight == null) {
+                return false;
+            }
+            int total = clientInflight.values().stream().mapToInt(Integer::intValue).sum();
+            if (total + 1 < clientMinInflight) {
+                return false;
+            }
+            return (clientInflight.getOrDefault(engine, 0) + 1.0) / (total + 1) > clientCap;
+        }
+    }
 
     public record Choice(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence) {}
 
@@ -39,10 +55,10 @@ public final class PickPolicy {
         }
         double mean = live.isEmpty() ? 0 : total / live.size();
         if (age > maxViewAgeMs || view.blocks().isEmpty()) {
-            return new Choice(leastLoaded(live, mean, view.busyFactor()), 0, age > maxViewAgeMs ? "FALLBACK_LOAD_ONLY" : "COLD", age, 0);
+            return new Choice(leastLoaded(live, mean, view), 0, age > maxViewAgeMs ? "FALLBACK_LOAD_ONLY" : "COLD", age, 0);
         }
         if (view.classAffinityOff()) {
-            return new Choice(leastLoaded(live, mean, view.busyFactor()), 0, "NO_AFFINITY_CLASS", age, 0);
+            return new Choice(leastLoaded(live, mean, view), 0, "NO_AFFINITY_CLASS", age, 0);
         }
         Map<String, Integer> depth = new HashMap<>();
         Map<String, Double> conf = new HashMap<>();
@@ -66,7 +82,7 @@ public final class PickPolicy {
             }
         }
         if (depth.isEmpty()) {
-            return new Choice(leastLoaded(live, mean, view.busyFactor()), 0, "COLD", age, 0);
+            return new Choice(leastLoaded(live, mean, view), 0, "COLD", age, 0);
         }
         List<String> ranked = new ArrayList<>(depth.keySet());
         ranked.sort((a, b) -> {
@@ -79,15 +95,18 @@ public final class PickPolicy {
         });
         String first = ranked.get(0);
         String why = overloaded(live.get(first), mean, view.busyFactor());
+        if (why == null && view.overClientCap(first)) {
+            why = "SPILL_CLIENT_CAP";
+        }
         if (why == null) {
             return new Choice(first, depth.get(first), "AFFINITY", age, round(conf.get(first)));
         }
         for (String id : ranked.subList(1, ranked.size())) {
-            if (overloaded(live.get(id), mean, view.busyFactor()) == null) {
+            if (overloaded(live.get(id), mean, view.busyFactor()) == null && !view.overClientCap(id)) {
                 return new Choice(id, depth.get(id), "REPLICA", age, round(conf.get(id)));
             }
         }
-        return new Choice(leastLoaded(live, mean, view.busyFactor()), 0, why, age, 0);
+        return new Choice(leastLoaded(live, mean, view), 0, why, age, 0);
     }
 
     /** Confidence of one holder entry, 0 when it does not count (unknown engine, old epoch, below the floor). */
@@ -111,28 +130,40 @@ public final class PickPolicy {
         return mean > 0 && e.load() > busyFactor * mean ? "SPILL_HOT" : null;
     }
 
-    static String leastLoaded(Map<String, EngineEntry> live, double mean, double busyFactor) {
+    /** The least-loaded engine that is neither overloaded nor over the client's cap; failing that, not overloaded; else any. */
+    static String leastLoaded(Map<String, EngineEntry> live, double mean, ViewRead view) {
+        String best = leastLoaded(live, e -> overloaded(live.get(e), mean, view.busyFactor()) == null && !view.overClientCap(e));
+        if (best.isEmpty()) {
+            best = leastLoaded(live, e -> overloaded(live.get(e), mean, view.busyFactor()) == null);
+        }
+        return best.isEmpty() ? leastLoaded(live, e -> true) : best;
+    }
+
+    private static String leastLoaded(Map<String, EngineEntry> live, java.util.function.Predicate<String> allowed) {
         String best = "";
         int bestLoad = Integer.MAX_VALUE;
         for (var e : live.entrySet()) {
             int load = e.getValue().load();
-            if (overloaded(e.getValue(), mean, busyFactor) == null
-                    && (load < bestLoad || (load == bestLoad && e.getKey().compareTo(best) < 0))) {
-                best = e.getKey();
-                bestLoad = load;
-            }
-        }
-        if (!best.isEmpty()) {
-            return best;
-        }
-        for (var e : live.entrySet()) {
-            int load = e.getValue().load();
-            if (load < bestLoad || (load == bestLoad && e.getKey().compareTo(best) < 0)) {
+            if (allowed.test(e.getKey()) && (load < bestLoad || (load == bestLoad && e.getKey().compareTo(best) < 0))) {
                 best = e.getKey();
                 bestLoad = load;
             }
         }
         return best;
+    }
+
+    /** engine → requests in flight, from a clients field's value ({@code engine=count,…}). */
+    public static Map<String, Integer> inflight(String value) {
+        Map<String, Integer> m = new HashMap<>();
+        if (value != null) {
+            for (String part : value.split(",")) {
+                int eq = part.indexOf('=');
+                if (eq > 0) {
+                    m.put(part.substring(0, eq), Integer.parseInt(part.substring(eq + 1)));
+                }
+            }
+        }
+        return m;
     }
 
     /** engine → {stored ms, epoch} from a block field's value. */

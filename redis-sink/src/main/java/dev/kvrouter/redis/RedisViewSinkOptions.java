@@ -23,24 +23,34 @@ import java.util.List;
  * @param tagDepth          chain depth of the group tag, published in meta for balancers
  * @param busyFactor        k: an engine whose load exceeds k x fleet mean is spilled from
  * @param confidenceFloor   entries whose confidence falls below this are not used
+ * @param clientCap         the largest share of one client's requests in flight that pick sends to one engine
+ * @param clientMinInflight the cap applies from this many requests of the client in flight
  */
 public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchSize, int maxInFlightBatches,
                                    int maxBufferedWrites, long flushIntervalMs, long viewTtlMs, long commandTimeoutMs,
                                    long connectTimeoutMs, int maxRetries, int chunkTokens, int tagDepth,
-                                   double busyFactor, double confidenceFloor) implements Serializable {
+                                   double busyFactor, double confidenceFloor, double clientCap, int clientMinInflight)
+        implements Serializable {
 
     public static RedisViewSinkOptions defaults(String redisUrl) {
-        return new RedisViewSinkOptions(redisUrl, "kvr:", 1000, 4, 20_000, 50, 30_000, 2_000, 2_000, 5, 16, 2, 2.0, 0.05);
+        return new RedisViewSinkOptions(redisUrl, "kvr:", 1000, 4, 20_000, 50, 30_000, 2_000, 2_000, 5, 16, 2, 2.0, 0.05, 0.5, 8);
     }
 
     public RedisViewSinkOptions withKeyPrefix(String prefix) {
         return new RedisViewSinkOptions(redisUrl, prefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
-                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor);
+                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
+                clientCap, clientMinInflight);
     }
 
     public RedisViewSinkOptions withView(int chunk, int depth, double k, double floor, long ttlMs) {
         return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
-                ttlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunk, depth, k, floor);
+                ttlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunk, depth, k, floor, clientCap, clientMinInflight);
+    }
+
+    public RedisViewSinkOptions withClientCap(double cap, int minInflight) {
+        return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
+                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
+                cap, minInflight);
     }
 
     /** Every problem at once; empty when the options are usable. */
@@ -83,6 +93,10 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
         if (!(busyFactor > 1)) {
             p.add("busy factor must be above 1, was " + busyFactor);
         }
+        if (!(clientCap > 0 && clientCap <= 1)) {
+            p.add("client cap must be above 0 and at most 1, was " + clientCap);
+        }
+        positive(p, "client min in-flight", clientMinInflight);
         if (!(confidenceFloor > 0 && confidenceFloor < 1)) {
             p.add("confidence floor must be between 0 and 1, was " + confidenceFloor);
         }

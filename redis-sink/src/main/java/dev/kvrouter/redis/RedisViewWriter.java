@@ -158,6 +158,7 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
                 case META -> layout.metaKey();
                 case RATIOS -> layout.ratiosKey();
                 case CLASS_POLICY -> layout.classesKey();
+                case CLIENTS -> layout.clientsKey();
                 case ENGINE -> layout.enginesKey();
                 case BLOCK -> layout.groupKey(w.tag);
             };
@@ -193,6 +194,8 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         meta.put("tag_depth", Integer.toString(options.tagDepth()));
         meta.put("busy_factor", Double.toString(options.busyFactor()));
         meta.put("confidence_floor", Double.toString(options.confidenceFloor()));
+        meta.put("client_cap", Double.toString(options.clientCap()));
+        meta.put("client_min_inflight", Integer.toString(options.clientMinInflight()));
         meta.put("layout", Integer.toString(ViewLayout.LAYOUT_VERSION));
         List<RedisFuture<?>> f = new ArrayList<>();
         f.add(redis.hset(layout.metaKey(), meta));
@@ -200,6 +203,7 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         f.add(redis.pexpire(layout.enginesKey(), options.viewTtlMs()));
         // The class policy is routing state too: it goes with the view when the job stops.
         f.add(redis.pexpire(layout.classesKey(), options.viewTtlMs()));
+        f.add(redis.pexpire(layout.clientsKey(), options.viewTtlMs()));
         // Ratios are a report, not routing state: they may outlive the view a little, not forever.
         f.add(redis.pexpire(layout.ratiosKey(), Math.max(options.viewTtlMs(), 3_600_000)));
         connection.flushCommands();

@@ -23,7 +23,7 @@ import java.nio.charset.StandardCharsets;
 public final class ViewLayout {
 
     /** Bumped on any incompatible change of keys or values; the Lua library checks it. */
-    public static final int LAYOUT_VERSION = 2;
+    public static final int LAYOUT_VERSION = 3;
     public static final String FUNCTION_LIBRARY = "kvrouter";
     public static final String PICK_FUNCTION = "kvr_pick";
 
@@ -43,6 +43,11 @@ public final class ViewLayout {
 
     public String enginesKey() {
         return prefix + "engines";
+    }
+
+    /** Requests in flight per client: field client id, value {@code engine=count,…}. */
+    public String clientsKey() {
+        return prefix + "clients";
     }
 
     /** Affinity per prefix class: field class, value {@code on} or {@code off} (absent: on). */

@@ -11,7 +11,7 @@ import java.util.Objects;
 public class ViewWrite {
 
     /** A block field in a group hash, an engine in the engine table, a field of the meta key, or a class's latest ratios. */
-    public enum Kind { BLOCK, ENGINE, META, RATIOS, CLASS_POLICY }
+    public enum Kind { BLOCK, ENGINE, META, RATIOS, CLASS_POLICY, CLIENTS }
 
     public Kind kind;
     /** BLOCK: the group tag hash; ENGINE: unused (0). */
@@ -54,6 +54,13 @@ public class ViewWrite {
         w.field = field;
         w.value = value;
         w.eventTimeMs = eventTimeMs;
+        return w;
+    }
+
+    /** A client's requests in flight per engine, {@code engine=count,…}; null when it has none. */
+    public static ViewWrite clientInflight(String clientId, String value, long eventTimeMs) {
+        ViewWrite w = meta(clientId, value, eventTimeMs);
+        w.kind = Kind.CLIENTS;
         return w;
     }
 

@@ -2,7 +2,7 @@
 
 -- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
-local LAYOUT = 2
+local LAYOUT = 3
 
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms
 local function parse_engine(v)
@@ -50,16 +50,18 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy
--- ARGV: max_view_age_ms, prefix class ('' for none), n, hash_1 ... hash_n (16 hex digits each)
+-- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy, clients in flight
+-- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), n, hash_1 ... hash_n
+--       (16 hex digits each)
 -- Returns: engine, matched blocks, reason, view age ms (-1 without a view), confidence (string)
 local function pick(keys, args)
   local max_age = tonumber(args[1])
   local class = args[2]
-  local n = tonumber(args[3])
-  local first_hash = 4
+  local client = args[3]
+  local n = tonumber(args[4])
+  local first_hash = 5
   local now = now_ms()
-  local meta = redis.call('HMGET', keys[1], 'updated_ms', 'busy_factor', 'confidence_floor')
+  local meta = redis.call('HMGET', keys[1], 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight')
   if not meta[1] then
     return {'', 0, 'NO_VIEW', -1, '0'}
   end
@@ -67,6 +69,26 @@ local function pick(keys, args)
   local busy_factor = tonumber(meta[2]) or 2
   local floor = tonumber(meta[3]) or 0.05
   local horizon = -math.log(floor)
+  local client_cap = tonumber(meta[4]) or 1
+  local client_min = tonumber(meta[5]) or 1000000000
+
+  -- The client's requests in flight per engine (kept by the job from decisions and outcomes).
+  local inflight, client_total = {}, 0
+  if client ~= '' then
+    local v = redis.call('HGET', keys[6], client)
+    if v then
+      for engine, count in string.gmatch(v, '([^,=]+)=(%d+)') do
+        inflight[engine] = tonumber(count)
+        client_total = client_total + tonumber(count)
+      end
+    end
+  end
+  -- One client's burst must not become one engine's point load: past the minimum, no engine may
+  -- take more than client_cap of the client's requests in flight (this one included).
+  local function over_client_cap(id)
+    if client == '' or client_total + 1 < client_min then return false end
+    return ((inflight[id] or 0) + 1) / (client_total + 1) > client_cap
+  end
 
   local engines, live, total_load = {}, 0, 0
   local flat = redis.call('HGETALL', keys[2])
@@ -92,8 +114,15 @@ local function pick(keys, args)
   local function least_loaded()
     local best, best_load = '', math.huge
     for id, e in pairs(engines) do
-      if not overloaded(id) and (e.load < best_load or (e.load == best_load and id < best)) then
+      if not overloaded(id) and not over_client_cap(id) and (e.load < best_load or (e.load == best_load and id < best)) then
         best, best_load = id, e.load
+      end
+    end
+    if best == '' then
+      for id, e in pairs(engines) do
+        if not overloaded(id) and (e.load < best_load or (e.load == best_load and id < best)) then
+          best, best_load = id, e.load
+        end
       end
     end
     if best == '' then
@@ -160,13 +189,13 @@ local function pick(keys, args)
     return a < b
   end)
   local first = ranked[1]
-  local why = overloaded(first)
+  local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
   if not why then
     return {first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}
   end
   for i = 2, #ranked do
     local id = ranked[i]
-    if not overloaded(id) then
+    if not overloaded(id) and not over_client_cap(id) then
       return {id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}
     end
   end

@@ -42,10 +42,14 @@ class PickFunctionITCase {
     }
 
     Pick pick(KvRouterClient client, long[] prompt, String prefixClass) {
+        return pick(client, prompt, prefixClass, null);
+    }
+
+    Pick pick(KvRouterClient client, long[] prompt, String prefixClass, String clientId) {
         if (clientSide()) {
             client.refresh();
         }
-        return client.pick(prompt, prefixClass);
+        return client.pick(prompt, prefixClass, clientId);
     }
 
     private static final long TAU = 600_000;
@@ -168,6 +172,25 @@ class PickFunctionITCase {
         assertThat(pick(router, chain, "chat")).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
         assertThat(pick(router, chain, "never-seen")).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
+    }
+
+    @Test
+    void aClientsBurstIsSpreadOnceOneEngineHoldsMoreThanItsShare() {
+        redis.hset(layout.metaKey(), Map.of("client_cap", "0.5", "client_min_inflight", "4"));
+        hold(1, "e1", "e2");
+        hold(2, "e1", "e2");
+        hold(3, "e1");
+        redis.hset(layout.clientsKey(), Map.of("burst", "e1=4", "calm", "e1=1"));
+        // burst: 5 of 5 in flight on e1 would exceed half: the next holder takes it
+        assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e2", 2, "REPLICA");
+        // calm: 2 in flight is under the 4 from which the cap applies
+        assertThat(pick(router, chain, null, "calm")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e1", 3, "AFFINITY");
+        redis.hset(layout.clientsKey(), "burst", "e1=3,e2=3");
+        // 4 of 7 on e1 and 4 of 7 on e2 both exceed half: the least-loaded engine under the cap
+        assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::reason)
+                .containsExactly("e3", "SPILL_CLIENT_CAP");
     }
 
     @Test
