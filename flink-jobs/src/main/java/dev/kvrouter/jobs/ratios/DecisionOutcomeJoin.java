@@ -115,6 +115,7 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
         j.prefixClass = d.getPrefixClass();
         j.clientId = d.getClientId();
         j.engineId = o.getEngineId();
+        j.decidedEngine = d.getEngineId();
         j.reason = d.getReason().name();
         j.predictedCachedBlocks = d.getPredictedCachedBlocks();
         j.rootBlock = d.getPromptBlockHashes().isEmpty() ? 0 : d.getPromptBlockHashes().get(0);

@@ -7,6 +7,8 @@ public class JoinedRequest {
     public String prefixClass;
     public String clientId;
     public String engineId;
+    /** The engine the balancer chose (the outcome's engine may differ if the request was moved). */
+    public String decidedEngine;
     public String reason;
     public int predictedCachedBlocks;
     /** The prompt's first canonical block, for popularity classes; 0 when the decision had none. */

@@ -91,8 +91,17 @@ public final class RatiosWorkflow {
         DataStream<ViewWrite> policy = tumbling.keyBy(ratiosClass)
                 .process(new ClassPolicy(new AffinitySwitch(config.affinityOffBelow(), config.affinityOnAbove(), config.affinityMinRequests())))
                 .returns(TypeInformation.of(ViewWrite.class)).name("class affinity").uid("class-affinity");
+        KeySelector<RoutingDecision, String> decisionClient = RoutingDecision::getClientId;
+        KeySelector<JoinedRequest, String> doneClient = r -> r.clientId;
+        DataStream<ViewWrite> clients = decisions.filter(d -> d.getClientId() != null).name("decisions with a client")
+                .keyBy(decisionClient)
+                .connect(joined.union(joined.getSideOutput(DecisionOutcomeJoin.UNMATCHED_DECISIONS)
+                                .map(RatiosWorkflow::decisionOnly).returns(TypeInformation.of(JoinedRequest.class)))
+                        .filter(r -> r.clientId != null).name("completions with a client").keyBy(doneClient))
+                .process(new ClientInflight()).returns(TypeInformation.of(ViewWrite.class))
+                .name("clients in flight").uid("clients-in-flight");
         ratios.map(RatiosWorkflow::latest).returns(TypeInformation.of(ViewWrite.class)).name("latest ratios").uid("latest-ratios")
-                .union(policy)
+                .union(policy, clients)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
     }
 
@@ -109,6 +118,8 @@ public final class RatiosWorkflow {
     static JoinedRequest decisionOnly(RoutingDecision d) {
         JoinedRequest j = new JoinedRequest();
         j.requestId = d.getRequestId();
+        j.clientId = d.getClientId();
+        j.decidedEngine = d.getEngineId();
         j.prefixClass = d.getPrefixClass();
         j.rootBlock = d.getPromptBlockHashes().isEmpty() ? 0 : d.getPromptBlockHashes().get(0);
         j.unmatched = JoinedRequest.DECISION_ONLY;

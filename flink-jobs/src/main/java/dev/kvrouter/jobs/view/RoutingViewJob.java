@@ -107,7 +107,8 @@ public final class RoutingViewJob {
         return new RedisViewSink(RedisViewSinkOptions.defaults(config.redisUrl())
                 .withKeyPrefix(config.viewKeyPrefix())
                 .withView(config.chunkTokens(), config.tagDepth(), config.busyFactor(), config.confidenceFloor(),
-                        config.viewTtl().toMillis()));
+                        config.viewTtl().toMillis())
+                .withClientCap(config.clientCap(), config.clientMinInflight()));
     }
 
     static KafkaSource<RawRecord> source(RoutingViewConfig config, String topic) {

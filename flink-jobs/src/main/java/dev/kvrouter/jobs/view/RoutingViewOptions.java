@@ -40,6 +40,10 @@ public final class RoutingViewOptions {
             .defaultValue(2.0).withDescription("k: pick spills from an engine whose load exceeds k x the fleet mean.");
     public static final ConfigOption<Double> CONFIDENCE_FLOOR = ConfigOptions.key("view.confidence-floor").doubleType()
             .defaultValue(0.05).withDescription("An entry expires when its confidence exp(-age/residency) falls below this.");
+    public static final ConfigOption<Double> CLIENT_CAP = ConfigOptions.key("view.client-cap").doubleType()
+            .defaultValue(0.5).withDescription("Pick gives no engine more than this share of one client's requests in flight.");
+    public static final ConfigOption<Integer> CLIENT_MIN_INFLIGHT = ConfigOptions.key("view.client-min-inflight").intType()
+            .defaultValue(8).withDescription("The client cap applies once a client has this many requests in flight.");
     public static final ConfigOption<Duration> VIEW_TTL = ConfigOptions.key("view.ttl").durationType()
             .defaultValue(Duration.ofSeconds(30)).withDescription("With the job stopped, the view vouches for no engine after this long.");
 

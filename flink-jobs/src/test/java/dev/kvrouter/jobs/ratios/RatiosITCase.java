@@ -123,6 +123,17 @@ class RatiosITCase {
                 send(producer, config, decision("b3", "batch", 2), outcome("b3", "e1", 32, 0, 10));
                 send(producer, config, decision("b4", "batch", 2), outcome("b4", "e1", 32, 0, 10));
                 awaitValue(c, config.viewKeyPrefix() + "classes", "batch", "on");
+
+                // A client's requests in flight, per engine, for the cap in pick.
+                for (String id : List.of("c1", "c2", "c3")) {
+                    RoutingDecision d = decision(id, "chat", 0);
+                    d.setClientId("burst");
+                    producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), id, d)).get();
+                }
+                awaitValue(c, config.viewKeyPrefix() + "clients", "burst", "e1=3");
+                producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), "c1", outcome("c1", "e1", 0, 0, 10))).get();
+                producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), "c2", outcome("c2", "e1", 0, 0, 10))).get();
+                awaitValue(c, config.viewKeyPrefix() + "clients", "burst", "e1=1");
             } finally {
                 redis.shutdown();
             }
