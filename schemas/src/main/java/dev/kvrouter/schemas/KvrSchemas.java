@@ -1,5 +1,6 @@
 package dev.kvrouter.schemas;
 
+import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.EngineStateChange;
@@ -22,6 +23,7 @@ public final class KvrSchemas {
             RequestOutcome.getClassSchema(),
             ViewChange.getClassSchema(),
             ClassRatios.getClassSchema(),
+            Alert.getClassSchema(),
             DeadLetter.getClassSchema());
 
     private KvrSchemas() {}

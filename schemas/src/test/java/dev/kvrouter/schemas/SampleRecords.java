@@ -1,5 +1,7 @@
 package dev.kvrouter.schemas;
 
+import dev.kvrouter.alerts.Alert;
+import dev.kvrouter.alerts.AlertKind;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.AllBlocksCleared;
 import dev.kvrouter.events.BlockRemoved;
@@ -82,6 +84,11 @@ public final class SampleRecords {
                 .setStalenessRatio(0.1).setTtftP50Ms(180.0).setTtftP99Ms(900.0).build();
     }
 
+    public static Alert alert() {
+        return Alert.newBuilder().setKind(AlertKind.STALE_VIEW).setSubject("app-a").setFiring(true).setValue(0.41)
+                .setThreshold(0.2).setMessage("staleness 41 % over 20 %").setTsMs(1_795_000_001_000L).build();
+    }
+
     public static DeadLetter deadLetter() {
         return DeadLetter.newBuilder().setSourceTopic("kvr.kv-events").setSourcePartition(2).setSourceOffset(1234)
                 .setSourceKey(ByteBuffer.wrap("engine-7".getBytes())).setRawValue(ByteBuffer.wrap(new byte[] {1, 2, 3}))
@@ -90,6 +97,6 @@ public final class SampleRecords {
     }
 
     public static List<SpecificRecord> all() {
-        return List.of(kvEventBatch(), engineLoad(), engineStateChange(), routingDecision(), requestOutcome(), viewChange(), classRatios(), deadLetter());
+        return List.of(kvEventBatch(), engineLoad(), engineStateChange(), routingDecision(), requestOutcome(), viewChange(), classRatios(), alert(), deadLetter());
     }
 }

@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.ratios;
 
+import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.jobs.policy.AffinitySwitch;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
@@ -12,6 +13,7 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
 
 /**
  * Affinity on or off per prefix class, from each tumbling window's hit rate with hysteresis
@@ -20,6 +22,9 @@ import org.apache.flink.util.Collector;
  * its hit rate recovers.
  */
 public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios, ViewWrite> {
+
+    /** Affinity turned off (breached) or back on, for the alert rules. */
+    public static final OutputTag<AlertObservation> AFFINITY = new OutputTag<>("affinity") {};
 
     private final AffinitySwitch affinity;
     private transient ValueState<Boolean> on;
@@ -45,6 +50,10 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
         boolean before = on.value() == null || on.value();
         boolean after = affinity.next(before, r.getAffinityHits(), r.getRequests());
         on.update(after);
+        double rate = r.getRequests() == 0 ? 0 : (double) r.getAffinityHits() / r.getRequests();
+        ctx.output(AFFINITY, AlertObservation.of("AFFINITY_NOT_PAYING", r.getPrefixClass(), rate, affinity.offBelow(), !after,
+                "class " + r.getPrefixClass() + (after ? " pays for affinity again" : " gains too little from affinity (hit rate "
+                        + String.format(java.util.Locale.ROOT, "%.1f %%", 100 * rate) + "): affinity off"), r.getWindowEndMs()));
         // Written every window, not only on change: the hash's TTL is refreshed with the view's.
         out.collect(ViewWrite.classPolicy(r.getPrefixClass(), after ? "on" : "off", r.getWindowEndMs()));
     }

@@ -1,6 +1,9 @@
 package dev.kvrouter.jobs.ratios;
 
+import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.jobs.alerts.AlertObservation;
+import dev.kvrouter.jobs.alerts.AlertRules;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.jobs.policy.AffinitySwitch;
@@ -36,7 +39,7 @@ public final class RatiosWorkflow {
 
     public record Sources(DataStream<RawRecord> decisions, DataStream<RawRecord> outcomes) {}
 
-    public record Sinks(Sink<ClassRatios> ratios, Sink<ViewWrite> view, Sink<DeadLetter> deadLetters) {}
+    public record Sinks(Sink<ClassRatios> ratios, Sink<ViewWrite> view, Sink<DeadLetter> deadLetters, Sink<Alert> alerts) {}
 
     private RatiosWorkflow() {}
 
@@ -88,7 +91,7 @@ public final class RatiosWorkflow {
         DataStream<ClassRatios> ratios = tumbling.union(sliding);
         ratios.sinkTo(sinks.ratios()).name("ratios topic").uid("sink-ratios");
         KeySelector<ClassRatios, String> ratiosClass = r -> r.getPrefixClass();
-        DataStream<ViewWrite> policy = tumbling.keyBy(ratiosClass)
+        SingleOutputStreamOperator<ViewWrite> policy = tumbling.keyBy(ratiosClass)
                 .process(new ClassPolicy(new AffinitySwitch(config.affinityOffBelow(), config.affinityOnAbove(), config.affinityMinRequests())))
                 .returns(TypeInformation.of(ViewWrite.class)).name("class affinity").uid("class-affinity");
         KeySelector<RoutingDecision, String> decisionClient = RoutingDecision::getClientId;
@@ -100,6 +103,19 @@ public final class RatiosWorkflow {
                         .filter(r -> r.clientId != null).name("completions with a client").keyBy(doneClient))
                 .process(new ClientInflight()).returns(TypeInformation.of(ViewWrite.class))
                 .name("clients in flight").uid("clients-in-flight");
+        double stalenessAbove = config.alertStalenessAbove();
+        int minRouted = config.affinityMinRequests();
+        KeySelector<AlertObservation, String> alertKey = AlertObservation::key;
+        tumbling.map(r -> AlertObservation.of("STALE_VIEW", r.getPrefixClass(), r.getStalenessRatio(), stalenessAbove,
+                        r.getAffinityRouted() >= minRouted && r.getStalenessRatio() > stalenessAbove,
+                        "class " + r.getPrefixClass() + ": " + r.getStale() + " of " + r.getAffinityRouted()
+                                + " requests routed for affinity found fewer cached blocks than the view promised",
+                        r.getWindowEndMs()))
+                .returns(TypeInformation.of(AlertObservation.class)).name("staleness").uid("staleness-observations")
+                .union(policy.getSideOutput(ClassPolicy.AFFINITY))
+                .keyBy(alertKey).process(new AlertRules()).returns(TypeInformation.of(Alert.class))
+                .name("class alerts").uid("class-alerts")
+                .sinkTo(sinks.alerts()).name("alerts topic").uid("sink-class-alerts");
         ratios.map(RatiosWorkflow::latest).returns(TypeInformation.of(ViewWrite.class)).name("latest ratios").uid("latest-ratios")
                 .union(policy, clients)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");

@@ -26,7 +26,7 @@ public record RoutingViewConfig(
         int maxEventsPerBatch, int maxHashesPerEvent, int maxBlockSize, int maxStringLength,
         Duration ratiosWindow, Duration ratiosSlidingWindow, Duration ratiosSlide, Duration ratiosJoinBound,
         double usdPerMillionInput, int hotAt, int warmAt, int sketchCapacity,
-        double affinityOffBelow, double affinityOnAbove, int affinityMinRequests,
+        double affinityOffBelow, double affinityOnAbove, int affinityMinRequests, double alertStalenessAbove,
         Duration checkpointInterval, String stateBackend, String checkpointDir, Duration bufferTimeout, int parallelism)
         implements Serializable {
 
@@ -60,6 +60,10 @@ public record RoutingViewConfig(
 
     public String classRatiosTopic() {
         return topic("kvr.class-ratios");
+    }
+
+    public String alertsTopic() {
+        return topic("kvr.alerts");
     }
 
     public String engineStateTopic() {
@@ -98,6 +102,7 @@ public record RoutingViewConfig(
                 r.atLeastDouble(RATIOS_USD_PER_MILLION, 0), r.atLeast(RATIOS_HOT_AT, 1), r.atLeast(RATIOS_WARM_AT, 1),
                 r.atLeast(RATIOS_SKETCH_CAPACITY, 10),
                 r.atLeastDouble(AFFINITY_OFF_BELOW, 0), r.fraction(AFFINITY_ON_ABOVE), r.atLeast(AFFINITY_MIN_REQUESTS, 1),
+                r.fraction(ALERT_STALENESS_ABOVE),
                 r.atLeast(CHECKPOINT_INTERVAL, Duration.ofMillis(100)), r.oneOf(STATE_BACKEND, "", "hashmap", "rocksdb"),
                 r.get(CHECKPOINT_DIR), r.atLeast(BUFFER_TIMEOUT, Duration.ZERO),
                 r.atLeast(PARALLELISM, 1));

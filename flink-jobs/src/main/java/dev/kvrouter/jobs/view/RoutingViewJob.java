@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.view;
 
+import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.jobs.ratios.RatiosWorkflow;
@@ -89,7 +90,8 @@ public final class RoutingViewJob {
                 kafkaSink(config, config.engineStateTopic(), EngineStateChange.class,
                         s -> s.getEngine().getBytes(StandardCharsets.UTF_8)),
                 kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
-                        d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8))));
+                        d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
+                alertsSink(config)));
 
         DataStream<RawRecord> decisions = env.fromSource(source(config, config.routingDecisionsTopic()),
                 WatermarkStrategy.noWatermarks(), "routing decisions").uid("source-routing-decisions");
@@ -100,7 +102,13 @@ public final class RoutingViewJob {
                         r -> r.getPrefixClass().getBytes(StandardCharsets.UTF_8)),
                 viewSink(config),
                 kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
-                        d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8))));
+                        d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
+                alertsSink(config)));
+    }
+
+    static KafkaSink<Alert> alertsSink(RoutingViewConfig config) {
+        return kafkaSink(config, config.alertsTopic(), Alert.class,
+                a -> (a.getKind() + "/" + a.getSubject()).getBytes(StandardCharsets.UTF_8));
     }
 
     static RedisViewSink viewSink(RoutingViewConfig config) {

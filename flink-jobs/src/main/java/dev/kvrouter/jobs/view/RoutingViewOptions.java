@@ -106,6 +106,10 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Integer> AFFINITY_MIN_REQUESTS = ConfigOptions.key("ratios.affinity-min-requests").intType()
             .defaultValue(20).withDescription("Windows with fewer requests of a class leave its affinity setting as it is.");
 
+    public static final ConfigOption<Double> ALERT_STALENESS_ABOVE = ConfigOptions.key("alerts.staleness-above").doubleType()
+            .defaultValue(0.2).withDescription("A class whose staleness ratio exceeds this (over at least ratios.affinity-min-requests "
+                    + "routed for affinity) raises a STALE_VIEW alert.");
+
     // --- running -----------------------------------------------------------------------------
 
     public static final ConfigOption<Duration> CHECKPOINT_INTERVAL = ConfigOptions.key("job.checkpoint-interval").durationType()

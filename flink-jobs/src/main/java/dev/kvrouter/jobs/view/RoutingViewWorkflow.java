@@ -1,6 +1,9 @@
 package dev.kvrouter.jobs.view;
 
+import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.jobs.alerts.AlertObservation;
+import dev.kvrouter.jobs.alerts.AlertRules;
 import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.EngineStateChange;
@@ -40,7 +43,7 @@ public final class RoutingViewWorkflow {
     public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad) {}
 
     public record Sinks(Sink<ViewWrite> view, Sink<ViewChange> viewChanges, Sink<EngineStateChange> engineStates,
-                        Sink<DeadLetter> deadLetters) {}
+                        Sink<DeadLetter> deadLetters, Sink<Alert> alerts) {}
 
     private RoutingViewWorkflow() {}
 
@@ -84,9 +87,13 @@ public final class RoutingViewWorkflow {
                 .map(RoutingViewWorkflow::engineWrite).returns(TypeInformation.of(ViewWrite.class))
                 .name("engine table").uid("engine-table");
         KeySelector<EngineStatus, String> fleet = s -> FleetLoad.FLEET;
-        DataStream<ViewWrite> fleetWrites = status.keyBy(fleet)
+        SingleOutputStreamOperator<ViewWrite> fleetWrites = status.keyBy(fleet)
                 .process(new FleetLoad(1_000, config.busyFactor())).returns(TypeInformation.of(ViewWrite.class))
                 .name("fleet load").uid("fleet-load");
+        KeySelector<AlertObservation, String> alertKey = AlertObservation::key;
+        fleetWrites.getSideOutput(FleetLoad.HOT_ENGINES).keyBy(alertKey)
+                .process(new AlertRules()).returns(TypeInformation.of(Alert.class)).name("engine alerts").uid("engine-alerts")
+                .sinkTo(sinks.alerts()).name("alerts topic").uid("sink-engine-alerts");
         blockWrites.union(engineWrites, fleetWrites).sinkTo(sinks.view()).name("redis view").uid("sink-redis-view");
 
         status.filter(s -> s.changed).name("health changes").uid("health-changes")

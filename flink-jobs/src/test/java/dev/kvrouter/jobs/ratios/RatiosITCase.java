@@ -3,6 +3,8 @@ package dev.kvrouter.jobs.ratios;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.offset;
 
+import dev.kvrouter.alerts.Alert;
+import dev.kvrouter.alerts.AlertKind;
 import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RouteReason;
@@ -134,6 +136,24 @@ class RatiosITCase {
                 producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), "c1", outcome("c1", "e1", 0, 0, 10))).get();
                 producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), "c2", outcome("c2", "e1", 0, 0, 10))).get();
                 awaitValue(c, config.viewKeyPrefix() + "clients", "burst", "e1=1");
+
+                // Alerts: app-a's staleness (2 of 3) is over 20 %; batch's affinity went off, then on.
+                try (KafkaConsumer<String, Alert> alerts = alertConsumer(stack, config)) {
+                    List<Alert> got = new ArrayList<>();
+                    long alertsDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (got.stream().noneMatch(a -> a.getKind() == AlertKind.AFFINITY_NOT_PAYING && !a.getFiring())
+                            && System.nanoTime() < alertsDeadline) {
+                        alerts.poll(Duration.ofMillis(200)).forEach(rec -> got.add(rec.value()));
+                    }
+                    assertThat(got).filteredOn(a -> a.getKind() == AlertKind.STALE_VIEW && "app-a".equals(a.getSubject()))
+                            .first().satisfies(a -> {
+                                assertThat(a.getFiring()).isTrue();
+                                assertThat(a.getValue()).isCloseTo(2.0 / 3, offset(1e-12));
+                                assertThat(a.getThreshold()).isEqualTo(0.2);
+                            });
+                    assertThat(got).filteredOn(a -> a.getKind() == AlertKind.AFFINITY_NOT_PAYING && "batch".equals(a.getSubject()))
+                            .extracting(Alert::getFiring).containsExactly(true, false);
+                }
             } finally {
                 redis.shutdown();
             }
@@ -182,6 +202,18 @@ class RatiosITCase {
         return RequestOutcome.newBuilder().setRequestId(id).setEngineId(engine).setPromptTokens(1000).setCachedTokens(cached)
                 .setTransferredTokens(transferred).setQueueMs(1).setTtftMs(ttft).setStatus(OutcomeStatus.OK)
                 .setTsMs(System.currentTimeMillis()).build();
+    }
+
+    private static KafkaConsumer<String, Alert> alertConsumer(StackAddresses stack, RoutingViewConfig config) {
+        KafkaConsumer<String, Alert> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-alerts-reader"),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
+                RegistrySettings.URL, stack.schemaRegistryUrl()));
+        c.subscribe(List.of(config.alertsTopic()));
+        return c;
     }
 
     private static KafkaConsumer<String, ClassRatios> consumer(StackAddresses stack, RoutingViewConfig config) {

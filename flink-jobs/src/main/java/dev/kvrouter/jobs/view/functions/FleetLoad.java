@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.jobs.stats.LoadStats;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.redis.ViewWrite;
@@ -13,6 +14,7 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
 
 /**
  * Fleet-wide load, on one key: each live engine's load score (waiting + running), and every
@@ -23,11 +25,15 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
 
     /** The one key all engine statuses go to. */
     public static final String FLEET = "fleet";
+    /** Hot engines becoming hot or cooling down, for the alert rules. */
+    public static final OutputTag<AlertObservation> HOT_ENGINES = new OutputTag<>("hot-engines") {};
 
     private final long intervalMs;
     private final double busyFactor;
     private transient MapState<String, Double> loads;
     private transient ValueState<Long> nextTick;
+    /** Hot at the last tick; in memory only: after a restart every hot engine is reported again. */
+    private transient java.util.Set<String> lastHot;
 
     public FleetLoad(long intervalMs, double busyFactor) {
         this.intervalMs = intervalMs;
@@ -38,6 +44,7 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
     public void open(OpenContext openContext) {
         loads = getRuntimeContext().getMapState(new MapStateDescriptor<>("engine-loads", Types.STRING, Types.DOUBLE));
         nextTick = getRuntimeContext().getState(new ValueStateDescriptor<>("next-tick", Types.LONG));
+        lastHot = new java.util.HashSet<>();
     }
 
     @Override
@@ -67,7 +74,24 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
         out.collect(ViewWrite.meta("fleet_engines", Integer.toString(values.length), timestamp));
         out.collect(ViewWrite.meta("fleet_mean_load", String.format("%.3f", LoadStats.mean(values)), timestamp));
         out.collect(ViewWrite.meta("load_gini", String.format("%.4f", LoadStats.gini(values)), timestamp));
-        out.collect(ViewWrite.meta("hot_engines", String.join(",", LoadStats.hot(current, busyFactor)), timestamp));
+        java.util.List<String> hot = LoadStats.hot(current, busyFactor);
+        out.collect(ViewWrite.meta("hot_engines", String.join(",", hot), timestamp));
+        double mean = LoadStats.mean(values);
+        for (String engine : hot) {
+            if (lastHot.add(engine)) {
+                ctx.output(HOT_ENGINES, AlertObservation.of("HOT_ENGINE", engine, current.get(engine), busyFactor * mean, true,
+                        "engine " + engine + " has load " + current.get(engine) + ", over " + busyFactor + " x the fleet mean "
+                                + String.format(java.util.Locale.ROOT, "%.1f", mean), timestamp));
+            }
+        }
+        for (java.util.Iterator<String> it = lastHot.iterator(); it.hasNext(); ) {
+            String engine = it.next();
+            if (!hot.contains(engine)) {
+                it.remove();
+                ctx.output(HOT_ENGINES, AlertObservation.of("HOT_ENGINE", engine, current.getOrDefault(engine, 0.0),
+                        busyFactor * mean, false, "engine " + engine + " is no longer hot", timestamp));
+            }
+        }
         if (current.isEmpty()) {
             nextTick.clear();
             return;
