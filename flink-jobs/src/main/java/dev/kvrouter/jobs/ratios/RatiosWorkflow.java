@@ -9,7 +9,6 @@ import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.jobs.policy.AffinitySwitch;
 import dev.kvrouter.jobs.view.RoutingViewConfig;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
-import dev.kvrouter.jobs.view.functions.Validation;
 import dev.kvrouter.jobs.view.model.RawRecord;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;

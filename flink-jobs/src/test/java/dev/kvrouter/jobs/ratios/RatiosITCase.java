@@ -53,26 +53,18 @@ class RatiosITCase {
     @Test
     void eachRatioIsPublishedExactlyAsCountedByHand(StackAddresses stack) throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-ratios");
-        RoutingViewConfig config = RoutingViewConfig.from(Map.ofEntries(
-                Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
-                Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
-                Map.entry("redis.url", stack.redisUrl()),
-                Map.entry("topics.prefix", topics),
-                Map.entry("kafka.group-id", topics + "job"),
-                Map.entry("kafka.starting-offsets", "earliest"),
-                Map.entry("view.key-prefix", UniqueNames.redisPrefix("it-ratios")),
-                Map.entry("ratios.window", WINDOW_MS + " ms"),
-                Map.entry("ratios.sliding-window", 2 * WINDOW_MS + " ms"),
-                Map.entry("ratios.slide", WINDOW_MS + " ms"),
-                Map.entry("ratios.join-bound", "3 s"),
-                Map.entry("ratios.usd-per-million-input", "3.0"),
-                Map.entry("ratios.affinity-min-requests", "2"),
-                Map.entry("job.checkpoint-interval", "1 s")));
+        RoutingViewConfig config = ViewTestSupport.config(stack, topics, stack.redisUrl(),
+                "ratios.window", WINDOW_MS + " ms",
+                "ratios.sliding-window", 2 * WINDOW_MS + " ms",
+                "ratios.slide", WINDOW_MS + " ms",
+                "ratios.join-bound", "3 s",
+                "ratios.usd-per-million-input", "3.0",
+                "ratios.affinity-min-requests", "2");
         StreamExecutionEnvironment env = RoutingViewJob.environment(config);
         RoutingViewJob.wire(env, config);
         JobClient job = env.executeAsync("ratios");
         try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
-             KafkaConsumer<String, ClassRatios> consumer = consumer(stack, config)) {
+             KafkaConsumer<String, ClassRatios> consumer = consumer(stack, config.classRatiosTopic())) {
             // Warm the pipeline up, then start the measured requests just after a window opens.
             send(producer, config, decision("w1", "warmup", 0), outcome("w1", "e1", 0, 0, 10));
             await(consumer, r -> "warmup".equals(r.getPrefixClass()));
@@ -138,7 +130,7 @@ class RatiosITCase {
                 awaitValue(c, config.viewKeyPrefix() + "clients", "burst", "e1=1");
 
                 // Alerts: app-a's staleness (2 of 3) is over 20 %; batch's affinity went off, then on.
-                try (KafkaConsumer<String, Alert> alerts = alertConsumer(stack, config)) {
+                try (KafkaConsumer<String, Alert> alerts = consumer(stack, config.alertsTopic())) {
                     List<Alert> got = new ArrayList<>();
                     long alertsDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     while (got.stream().noneMatch(a -> a.getKind() == AlertKind.AFFINITY_NOT_PAYING && !a.getFiring())
@@ -204,27 +196,15 @@ class RatiosITCase {
                 .setTsMs(System.currentTimeMillis()).build();
     }
 
-    private static KafkaConsumer<String, Alert> alertConsumer(StackAddresses stack, RoutingViewConfig config) {
-        KafkaConsumer<String, Alert> c = new KafkaConsumer<>(Map.of(
+    private static <V> KafkaConsumer<String, V> consumer(StackAddresses stack, String topic) {
+        KafkaConsumer<String, V> c = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-alerts-reader"),
+                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-reader"),
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
                 RegistrySettings.URL, stack.schemaRegistryUrl()));
-        c.subscribe(List.of(config.alertsTopic()));
-        return c;
-    }
-
-    private static KafkaConsumer<String, ClassRatios> consumer(StackAddresses stack, RoutingViewConfig config) {
-        KafkaConsumer<String, ClassRatios> c = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-ratios-reader"),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
-                RegistrySettings.URL, stack.schemaRegistryUrl()));
-        c.subscribe(List.of(config.classRatiosTopic()));
+        c.subscribe(List.of(topic));
         return c;
     }
 }

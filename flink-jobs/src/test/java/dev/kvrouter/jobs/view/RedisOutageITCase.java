@@ -11,7 +11,6 @@ import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.core.execution.JobClient;
@@ -38,17 +37,8 @@ class RedisOutageITCase {
         String[] redis = stack.redisHostPort().split(":");
         TcpProxy proxy = new TcpProxy(redis[0], Integer.parseInt(redis[1]));
         int port = proxy.port();
-        RoutingViewConfig config = RoutingViewConfig.from(Map.ofEntries(
-                Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
-                Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
-                Map.entry("redis.url", "redis://127.0.0.1:" + port),
-                Map.entry("topics.prefix", topics),
-                Map.entry("kafka.group-id", topics + "job"),
-                Map.entry("kafka.starting-offsets", "earliest"),
-                Map.entry("view.key-prefix", UniqueNames.redisPrefix("it-outage")),
-                Map.entry("engine.suspect-after", "5 min"),
-                Map.entry("engine.dead-after", "10 min"),
-                Map.entry("job.checkpoint-interval", "1 s")));
+        RoutingViewConfig config = ViewTestSupport.config(stack, topics, "redis://127.0.0.1:" + port,
+                "engine.suspect-after", "5 min", "engine.dead-after", "10 min");
         StreamExecutionEnvironment env = RoutingViewJob.environment(config);
         RoutingViewJob.wire(env, config);
         JobClient job = env.executeAsync("redis outage");

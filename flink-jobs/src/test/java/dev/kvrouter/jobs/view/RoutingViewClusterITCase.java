@@ -8,13 +8,11 @@ import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.stack.LocalRedisCluster;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
-import dev.kvrouter.stack.junit.UniqueNames;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.core.execution.JobClient;
@@ -43,17 +41,8 @@ class RoutingViewClusterITCase {
     void theJobWritesTheViewToARedisClusterAndTheClientPicksFromIt(StackAddresses stack) throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-cluster");
         try (LocalRedisCluster redis = LocalRedisCluster.start(3, dir)) {
-            RoutingViewConfig config = RoutingViewConfig.from(Map.ofEntries(
-                    Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
-                    Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
-                    Map.entry("redis.url", redis.url()),
-                    Map.entry("topics.prefix", topics),
-                    Map.entry("kafka.group-id", topics + "job"),
-                    Map.entry("kafka.starting-offsets", "earliest"),
-                    Map.entry("view.key-prefix", UniqueNames.redisPrefix("it-cluster")),
-                    Map.entry("engine.suspect-after", "5 min"),
-                    Map.entry("engine.dead-after", "10 min"),
-                    Map.entry("job.checkpoint-interval", "1 s")));
+            RoutingViewConfig config = ViewTestSupport.config(stack, topics, redis.url(),
+                    "engine.suspect-after", "5 min", "engine.dead-after", "10 min");
             StreamExecutionEnvironment env = RoutingViewJob.environment(config);
             RoutingViewJob.wire(env, config);
             JobClient job = env.executeAsync("routing view on a cluster");

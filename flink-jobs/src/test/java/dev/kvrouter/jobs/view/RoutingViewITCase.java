@@ -69,19 +69,11 @@ class RoutingViewITCase {
     static void startJob(StackAddresses addresses) throws Exception {
         stack = addresses;
         String prefix = ViewTestSupport.topics(stack, "it-view");
-        config = RoutingViewConfig.from(Map.ofEntries(
-                Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
-                Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
-                Map.entry("redis.url", stack.redisUrl()),
-                Map.entry("topics.prefix", prefix),
-                Map.entry("kafka.group-id", prefix + "job"),
-                Map.entry("kafka.starting-offsets", "earliest"),
-                Map.entry("view.key-prefix", UniqueNames.redisPrefix("it-view")),
-                Map.entry("engine.suspect-after", "3 s"),
-                Map.entry("engine.dead-after", "6 s"),
-                Map.entry("engine.queue-cap", "8"),
-                Map.entry("engine.update-interval", "0 ms"),
-                Map.entry("job.checkpoint-interval", "1 s")));
+        config = ViewTestSupport.config(stack, prefix, stack.redisUrl(),
+                "engine.suspect-after", "3 s",
+                "engine.dead-after", "6 s",
+                "engine.queue-cap", "8",
+                "engine.update-interval", "0 ms");
         StreamExecutionEnvironment env = RoutingViewJob.environment(config);
         RoutingViewJob.wire(env, config);
         job = env.executeAsync("routing view ITCase");

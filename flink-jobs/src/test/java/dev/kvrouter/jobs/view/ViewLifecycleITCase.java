@@ -128,19 +128,11 @@ class ViewLifecycleITCase {
     }
 
     private static RoutingViewConfig config(StackAddresses stack, String topics, int parallelism, String viewTtl) {
-        return RoutingViewConfig.from(Map.ofEntries(
-                Map.entry("kafka.bootstrap", stack.kafkaBootstrap()),
-                Map.entry("schema-registry.url", stack.schemaRegistryUrl()),
-                Map.entry("redis.url", stack.redisUrl()),
-                Map.entry("topics.prefix", topics),
-                Map.entry("kafka.group-id", UniqueNames.topic("it-life-job")),
-                Map.entry("kafka.starting-offsets", "earliest"),
-                Map.entry("view.key-prefix", UniqueNames.redisPrefix("it-life")),
-                Map.entry("view.ttl", viewTtl),
-                Map.entry("engine.suspect-after", "5 min"),
-                Map.entry("engine.dead-after", "10 min"),
-                Map.entry("job.parallelism", Integer.toString(parallelism)),
-                Map.entry("job.checkpoint-interval", "1 s")));
+        return ViewTestSupport.config(stack, topics, stack.redisUrl(),
+                "view.ttl", viewTtl,
+                "engine.suspect-after", "5 min",
+                "engine.dead-after", "10 min",
+                "job.parallelism", Integer.toString(parallelism));
     }
 
     private static JobClient start(RoutingViewConfig config, String name) throws Exception {

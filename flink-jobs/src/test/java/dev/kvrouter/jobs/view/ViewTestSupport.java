@@ -35,6 +35,27 @@ public final class ViewTestSupport {
         return prefix;
     }
 
+    /**
+     * A job configuration against the stack: the given topic prefix, a private group and view key
+     * prefix, reading from the start, checkpoints every second, then {@code overrides}
+     * (name, value, name, value, ...).
+     */
+    public static RoutingViewConfig config(StackAddresses stack, String topics, String redisUrl, String... overrides) {
+        Map<String, String> settings = new java.util.LinkedHashMap<>(Map.of(
+                "kafka.bootstrap", stack.kafkaBootstrap(),
+                "schema-registry.url", stack.schemaRegistryUrl(),
+                "redis.url", redisUrl,
+                "topics.prefix", topics,
+                "kafka.group-id", UniqueNames.topic(topics + "job"),
+                "kafka.starting-offsets", "earliest",
+                "view.key-prefix", UniqueNames.redisPrefix("it-view"),
+                "job.checkpoint-interval", "1 s"));
+        for (int i = 0; i < overrides.length; i += 2) {
+            settings.put(overrides[i], overrides[i + 1]);
+        }
+        return RoutingViewConfig.from(settings);
+    }
+
     public static KafkaProducer<String, Object> producer(StackAddresses stack) {
         return new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
