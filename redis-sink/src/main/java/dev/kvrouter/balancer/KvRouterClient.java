@@ -30,7 +30,8 @@ public final class KvRouterClient implements AutoCloseable {
      * @param viewAgeMs     age of the view at the pick; -1 when there was none
      * @param confidence    confidence that the matched blocks are still there, 0..1
      */
-    public record Pick(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Source source) {}
+    public record Pick(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Source source,
+                       PickPolicy.Saving saving) {}
 
     /**
      * @param maxViewAge       older than this, the view is not trusted: least-loaded routing instead
@@ -70,7 +71,7 @@ public final class KvRouterClient implements AutoCloseable {
 
     /** What the client keeps of the view between refreshes (client-side picking reads meta from here). */
     private record Snapshot(String updatedMs, double busyFactor, double floor, Map<String, String> classes, double clientCap,
-                            int clientMinInflight) {}
+                            int clientMinInflight, PickPolicy.Cost cost) {}
 
     private final Options options;
     private final ViewLayout layout;
@@ -129,11 +130,18 @@ public final class KvRouterClient implements AutoCloseable {
                 roots.clear();
             }
             List<io.lettuce.core.KeyValue<String, String>> m = redis.hmget(layout.metaKey(), "updated_ms", "busy_factor",
-                    "confidence_floor", "client_cap", "client_min_inflight");
+                    "confidence_floor", "client_cap", "client_min_inflight", "chunk_tokens", "kv_bytes_per_token",
+                    "prefill_tokens_per_s", "fabric_bytes_per_s", "usd_per_million_input");
+            PickPolicy.Cost cost = new PickPolicy.Cost(Integer.parseInt(m.get(5).getValueOrElse("16")), number(m.get(6)),
+                    number(m.get(7)), number(m.get(8)), Double.parseDouble(m.get(9).getValueOrElse("0")));
             meta = new Snapshot(m.get(0).getValueOrElse(null), Double.parseDouble(m.get(1).getValueOrElse("2")),
                     Double.parseDouble(m.get(2).getValueOrElse("0.05")), redis.hgetall(layout.classesKey()),
-                    Double.parseDouble(m.get(3).getValueOrElse("1")), Integer.parseInt(m.get(4).getValueOrElse("1000000000")));
+                    Double.parseDouble(m.get(3).getValueOrElse("1")), Integer.parseInt(m.get(4).getValueOrElse("1000000000")), cost);
         }
+    }
+
+    private static Double number(io.lettuce.core.KeyValue<String, String> kv) {
+        return kv.hasValue() ? Double.valueOf(kv.getValue()) : null;
     }
 
     /** Picks an engine for a prompt given as token ids. */
@@ -192,7 +200,10 @@ public final class KvRouterClient implements AutoCloseable {
         }
         Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW
                 : engine.isEmpty() ? Source.NO_ENGINE : Source.VIEW;
-        return new Pick(engine, ((Long) answer.get(1)).intValue(), reason, age, Double.parseDouble((String) answer.get(4)), source);
+        PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(5), ((Long) answer.get(6)).intValue(),
+                Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)));
+        return new Pick(engine, ((Long) answer.get(1)).intValue(), reason, age, Double.parseDouble((String) answer.get(4)), source,
+                saving);
     }
 
     /** Two reads (the root from its cache when fresh) and {@link PickPolicy}: the same answer as kvr_pick. */
@@ -223,11 +234,11 @@ public final class KvRouterClient implements AutoCloseable {
             // In flight changes with every request: read per pick, not from the snapshot.
             Map<String, Integer> inflight = clientId == null ? null : PickPolicy.inflight(redis.hget(layout.clientsKey(), clientId));
             PickPolicy.Choice c = PickPolicy.choose(new PickPolicy.ViewRead(Long.parseLong(view.updatedMs()), view.busyFactor(),
-                    view.floor(), engines, blocks, classOff, inflight, view.clientCap(), view.clientMinInflight()),
+                    view.floor(), engines, blocks, classOff, inflight, view.clientCap(), view.clientMinInflight(), view.cost()),
                     System.currentTimeMillis(), options.maxViewAge().toMillis());
             Source source = "FALLBACK_LOAD_ONLY".equals(c.reason()) ? Source.FALLBACK_STALE_VIEW
                     : c.engineId().isEmpty() ? Source.NO_ENGINE : Source.VIEW;
-            return new Pick(c.engineId(), c.matchedBlocks(), c.reason(), c.viewAgeMs(), c.confidence(), source);
+            return new Pick(c.engineId(), c.matchedBlocks(), c.reason(), c.viewAgeMs(), c.confidence(), source, c.saving());
         } catch (RedisException e) {
             return leastLoaded(Source.FALLBACK_REDIS_DOWN);
         }
@@ -275,8 +286,8 @@ public final class KvRouterClient implements AutoCloseable {
         return live.stream()
                 .filter(e -> !"DRAINING".equals(e.getValue().status()))
                 .min(Comparator.<Map.Entry<String, EngineEntry>>comparingInt(e -> e.getValue().load()).thenComparing(Map.Entry::getKey))
-                .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered))
-                .orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE));
+                .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE))
+                .orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));
     }
 
     @Override

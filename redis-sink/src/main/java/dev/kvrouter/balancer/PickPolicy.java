@@ -25,7 +25,8 @@ public final class PickPolicy {
      * @param clientCap      the largest share of them one engine may take, from the cap's minimum on
      */
     public record ViewRead(long updatedMs, double busyFactor, double floor, Map<String, EngineEntry> engines, List<String> blocks,
-                           boolean classAffinityOff, Map<String, Integer> clientInflight, double clientCap, int clientMinInflight) {
+                           boolean classAffinityOff, Map<String, Integer> clientInflight, double clientCap, int clientMinInflight,
+                           Cost cost) {
 
         boolean overClientCap(String engine) {
             if (clientInflight == null) {
@@ -39,7 +40,46 @@ public final class PickPolicy {
         }
     }
 
-    public record Choice(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence) {}
+    /**
+     * What a placement is expected to save (the cost view): HIT skips the matched prefill; TRANSFER
+     * moves the best holder's KV when that is faster than recomputing it; COLD saves nothing.
+     */
+    public record Saving(String outcome, int tokens, double usd, double prefillMs) {
+        public static final Saving NONE = new Saving("COLD", 0, 0, 0);
+    }
+
+    /** The cost model's figures as the view publishes them in its meta key; null where not configured. */
+    public record Cost(int chunkTokens, Double kvBytesPerToken, Double prefillTokensPerS, Double fabricBytesPerS, double usdPerMillion) {
+        public static final Cost NONE = new Cost(16, null, null, null, 0);
+
+        Saving of(int matched, int bestDepth) {
+            if (matched > 0) {
+                int tokens = matched * chunkTokens;
+                return new Saving("HIT", tokens, usd(tokens),
+                        prefillTokensPerS == null ? 0 : round1(tokens / prefillTokensPerS * 1000));
+            }
+            if (bestDepth > 0 && kvBytesPerToken != null && prefillTokensPerS != null && fabricBytesPerS != null) {
+                int tokens = bestDepth * chunkTokens;
+                double transferMs = tokens * kvBytesPerToken / fabricBytesPerS * 1000;
+                double prefillMs = tokens / prefillTokensPerS * 1000;
+                if (transferMs < prefillMs) {
+                    return new Saving("TRANSFER", tokens, usd(tokens), round1(prefillMs - transferMs));
+                }
+            }
+            return Saving.NONE;
+        }
+
+        /** Dollars to the micro-dollar, as kvr_pick prints them. */
+        private double usd(int tokens) {
+            return Math.round(tokens * usdPerMillion) / 1_000_000.0;
+        }
+
+        private static double round1(double v) {
+            return Math.round(v * 10) / 10.0;
+        }
+    }
+
+    public record Choice(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Saving saving) {}
 
     public static Choice choose(ViewRead view, long nowMs, long maxViewAgeMs) {
         long age = nowMs - view.updatedMs();
@@ -55,10 +95,10 @@ public final class PickPolicy {
         }
         double mean = live.isEmpty() ? 0 : total / live.size();
         if (age > maxViewAgeMs || view.blocks().isEmpty()) {
-            return new Choice(leastLoaded(live, mean, view), 0, age > maxViewAgeMs ? "FALLBACK_LOAD_ONLY" : "COLD", age, 0);
+            return new Choice(leastLoaded(live, mean, view), 0, age > maxViewAgeMs ? "FALLBACK_LOAD_ONLY" : "COLD", age, 0, Saving.NONE);
         }
         if (view.classAffinityOff()) {
-            return new Choice(leastLoaded(live, mean, view), 0, "NO_AFFINITY_CLASS", age, 0);
+            return new Choice(leastLoaded(live, mean, view), 0, "NO_AFFINITY_CLASS", age, 0, Saving.NONE);
         }
         Map<String, Integer> depth = new HashMap<>();
         Map<String, Double> conf = new HashMap<>();
@@ -82,7 +122,7 @@ public final class PickPolicy {
             }
         }
         if (depth.isEmpty()) {
-            return new Choice(leastLoaded(live, mean, view), 0, "COLD", age, 0);
+            return new Choice(leastLoaded(live, mean, view), 0, "COLD", age, 0, Saving.NONE);
         }
         List<String> ranked = new ArrayList<>(depth.keySet());
         ranked.sort((a, b) -> {
@@ -99,14 +139,15 @@ public final class PickPolicy {
             why = "SPILL_CLIENT_CAP";
         }
         if (why == null) {
-            return new Choice(first, depth.get(first), "AFFINITY", age, round(conf.get(first)));
+            return new Choice(first, depth.get(first), "AFFINITY", age, round(conf.get(first)),
+                    view.cost().of(depth.get(first), depth.get(first)));
         }
         for (String id : ranked.subList(1, ranked.size())) {
             if (overloaded(live.get(id), mean, view.busyFactor()) == null && !view.overClientCap(id)) {
-                return new Choice(id, depth.get(id), "REPLICA", age, round(conf.get(id)));
+                return new Choice(id, depth.get(id), "REPLICA", age, round(conf.get(id)), view.cost().of(depth.get(id), depth.get(first)));
             }
         }
-        return new Choice(leastLoaded(live, mean, view), 0, why, age, 0);
+        return new Choice(leastLoaded(live, mean, view), 0, why, age, 0, view.cost().of(0, depth.get(first)));
     }
 
     /** Confidence of one holder entry, 0 when it does not count (unknown engine, old epoch, below the floor). */

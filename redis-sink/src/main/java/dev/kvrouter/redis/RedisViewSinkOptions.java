@@ -25,32 +25,44 @@ import java.util.List;
  * @param confidenceFloor   entries whose confidence falls below this are not used
  * @param clientCap         the largest share of one client's requests in flight that pick sends to one engine
  * @param clientMinInflight the cap applies from this many requests of the client in flight
+ * @param extraMeta         further figures for the meta key (the cost model's, for pick's cost view)
  */
 public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchSize, int maxInFlightBatches,
                                    int maxBufferedWrites, long flushIntervalMs, long viewTtlMs, long commandTimeoutMs,
                                    long connectTimeoutMs, int maxRetries, int chunkTokens, int tagDepth,
-                                   double busyFactor, double confidenceFloor, double clientCap, int clientMinInflight)
+                                   double busyFactor, double confidenceFloor, double clientCap, int clientMinInflight,
+                                   java.util.TreeMap<String, String> extraMeta)
         implements Serializable {
 
     public static RedisViewSinkOptions defaults(String redisUrl) {
-        return new RedisViewSinkOptions(redisUrl, "kvr:", 1000, 4, 20_000, 50, 30_000, 2_000, 2_000, 5, 16, 2, 2.0, 0.05, 0.5, 8);
+        return new RedisViewSinkOptions(redisUrl, "kvr:", 1000, 4, 20_000, 50, 30_000, 2_000, 2_000, 5, 16, 2, 2.0, 0.05, 0.5, 8,
+                new java.util.TreeMap<>());
     }
 
     public RedisViewSinkOptions withKeyPrefix(String prefix) {
         return new RedisViewSinkOptions(redisUrl, prefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
                 viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
-                clientCap, clientMinInflight);
+                clientCap, clientMinInflight, extraMeta);
     }
 
     public RedisViewSinkOptions withView(int chunk, int depth, double k, double floor, long ttlMs) {
         return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
-                ttlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunk, depth, k, floor, clientCap, clientMinInflight);
+                ttlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunk, depth, k, floor, clientCap, clientMinInflight, extraMeta);
     }
 
     public RedisViewSinkOptions withClientCap(double cap, int minInflight) {
         return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
                 viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
-                cap, minInflight);
+                cap, minInflight, extraMeta);
+    }
+
+    /** Adds figures to the meta key. */
+    public RedisViewSinkOptions withMeta(java.util.Map<String, String> figures) {
+        java.util.TreeMap<String, String> merged = new java.util.TreeMap<>(extraMeta);
+        merged.putAll(figures);
+        return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
+                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
+                clientCap, clientMinInflight, merged);
     }
 
     /** Every problem at once; empty when the options are usable. */

@@ -197,6 +197,7 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         meta.put("client_cap", Double.toString(options.clientCap()));
         meta.put("client_min_inflight", Integer.toString(options.clientMinInflight()));
         meta.put("layout", Integer.toString(ViewLayout.LAYOUT_VERSION));
+        meta.putAll(options.extraMeta());
         List<RedisFuture<?>> f = new ArrayList<>();
         f.add(redis.hset(layout.metaKey(), meta));
         f.add(redis.pexpire(layout.metaKey(), options.viewTtlMs()));

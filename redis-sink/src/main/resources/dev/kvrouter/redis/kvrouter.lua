@@ -2,7 +2,7 @@
 
 -- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
-local LAYOUT = 3
+local LAYOUT = 4
 
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms
 local function parse_engine(v)
@@ -53,7 +53,9 @@ end
 -- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy, clients in flight
 -- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), n, hash_1 ... hash_n
 --       (16 hex digits each)
--- Returns: engine, matched blocks, reason, view age ms (-1 without a view), confidence (string)
+-- Returns: engine, matched blocks, reason, view age ms (-1 without a view), confidence (string),
+--          expected outcome (HIT, TRANSFER, COLD), prompt tokens it saves recomputing, their price
+--          in dollars (string), prefill milliseconds saved (string)
 local function pick(keys, args)
   local max_age = tonumber(args[1])
   local class = args[2]
@@ -61,9 +63,10 @@ local function pick(keys, args)
   local n = tonumber(args[4])
   local first_hash = 5
   local now = now_ms()
-  local meta = redis.call('HMGET', keys[1], 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight')
+  local meta = redis.call('HMGET', keys[1], 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
+    'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input')
   if not meta[1] then
-    return {'', 0, 'NO_VIEW', -1, '0'}
+    return {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0'}
   end
   local age = now - tonumber(meta[1])
   local busy_factor = tonumber(meta[2]) or 2
@@ -71,6 +74,34 @@ local function pick(keys, args)
   local horizon = -math.log(floor)
   local client_cap = tonumber(meta[4]) or 1
   local client_min = tonumber(meta[5]) or 1000000000
+  local chunk = tonumber(meta[6]) or 16
+  local kv_bytes = tonumber(meta[7])
+  local prefill_rate = tonumber(meta[8])
+  local fabric = tonumber(meta[9])
+  local price = tonumber(meta[10]) or 0
+
+  -- The cost view: what the placement is expected to save. A hit skips the matched prefill; when the
+  -- request lands away from the best holder, moving that holder's KV pays if it is faster than
+  -- recomputing it (a transfer); else it is a cold start.
+  local function priced(result, best_depth)
+    local outcome, tokens, saved_ms = 'COLD', 0, 0
+    if result[2] > 0 then
+      outcome, tokens = 'HIT', result[2] * chunk
+      if prefill_rate then saved_ms = tokens / prefill_rate * 1000 end
+    elseif best_depth > 0 and kv_bytes and prefill_rate and fabric then
+      local t = best_depth * chunk
+      local transfer_ms = t * kv_bytes / fabric * 1000
+      local prefill_ms = t / prefill_rate * 1000
+      if transfer_ms < prefill_ms then
+        outcome, tokens, saved_ms = 'TRANSFER', t, prefill_ms - transfer_ms
+      end
+    end
+    result[6] = outcome
+    result[7] = tokens
+    result[8] = string.format('%.6f', tokens * price / 1000000)
+    result[9] = string.format('%.1f', saved_ms)
+    return result
+  end
 
   -- The client's requests in flight per engine (kept by the job from decisions and outcomes).
   local inflight, client_total = {}, 0
@@ -134,11 +165,11 @@ local function pick(keys, args)
   end
 
   if age > max_age or n == 0 then
-    return {least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}
+    return priced({least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}, 0)
   end
   -- A class whose affinity does not pay (the job turned it off) is placed on load alone.
   if class ~= '' and redis.call('HGET', keys[5], class) == 'off' then
-    return {least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}
+    return priced({least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, 0)
   end
 
   -- The longest consecutive run of blocks each engine holds, from the first block on.
@@ -180,7 +211,7 @@ local function pick(keys, args)
   local ranked = {}
   for id, d in pairs(depth) do ranked[#ranked + 1] = id end
   if #ranked == 0 then
-    return {least_loaded(), 0, 'COLD', age, '0'}
+    return priced({least_loaded(), 0, 'COLD', age, '0'}, 0)
   end
   table.sort(ranked, function(a, b)
     local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
@@ -191,15 +222,15 @@ local function pick(keys, args)
   local first = ranked[1]
   local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
   if not why then
-    return {first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}
+    return priced({first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}, depth[first])
   end
   for i = 2, #ranked do
     local id = ranked[i]
     if not overloaded(id) and not over_client_cap(id) then
-      return {id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}
+      return priced({id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}, depth[first])
     end
   end
-  return {least_loaded(), 0, why, age, '0'}
+  return priced({least_loaded(), 0, why, age, '0'}, depth[first])
 end
 
 redis.register_function{function_name = 'kvr_pick', callback = pick, flags = {'no-writes'}}

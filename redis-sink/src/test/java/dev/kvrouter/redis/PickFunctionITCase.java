@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.balancer.KvRouterClient.Source;
+import dev.kvrouter.balancer.PickPolicy;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
@@ -91,7 +92,8 @@ class PickFunctionITCase {
         hold(3, "e1", "e2");
         hold(4, "e2", "e3"); // e3 misses block 3: its run ends at 2
         Pick p = pick(router, chain);
-        assertThat(p).isEqualTo(new Pick("e2", 4, "AFFINITY", p.viewAgeMs(), p.confidence(), Source.VIEW));
+        assertThat(p).isEqualTo(new Pick("e2", 4, "AFFINITY", p.viewAgeMs(), p.confidence(), Source.VIEW, p.saving()));
+        assertThat(p.saving().outcome()).isEqualTo("HIT");
         assertThat(p.viewAgeMs()).isBetween(0L, 5_000L);
         assertThat(p.confidence()).isGreaterThan(0.9);
     }
@@ -190,6 +192,28 @@ class PickFunctionITCase {
         // 4 of 7 on e1 and 4 of 7 on e2 both exceed half: the least-loaded engine under the cap
         assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::reason)
                 .containsExactly("e3", "SPILL_CLIENT_CAP");
+    }
+
+    @Test
+    void theCostViewPricesAHitATransferAndACold() {
+        // Llama-3-8B-like KV: 131 072 bytes per token; 10 000 prefill tokens/s; 25 GB/s; $3 per million input tokens
+        redis.hset(layout.metaKey(), Map.of("chunk_tokens", "16", "kv_bytes_per_token", "131072",
+                "prefill_tokens_per_s", "10000", "fabric_bytes_per_s", "25000000000", "usd_per_million_input", "3.0"));
+        hold(1, "e1", "e2");
+        hold(2, "e1", "e2");
+        hold(3, "e1");
+        hold(4, "e1");
+        // 4 blocks of 16 tokens: 64 tokens not recomputed, 6.4 ms of prefill, $0.000192
+        assertThat(pick(router, chain).saving()).isEqualTo(new PickPolicy.Saving("HIT", 64, 0.000192, 6.4));
+        engine("e1", "BUSY", 1, 1);
+        engine("e2", "BUSY", 2, 1);
+        // Both holders busy: e3 takes it; moving e1's 64 tokens (8 MiB at 25 GB/s, 0.34 ms) beats 6.4 ms of prefill
+        Pick moved = pick(router, chain);
+        assertThat(moved).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_BUSY");
+        assertThat(moved.saving()).isEqualTo(new PickPolicy.Saving("TRANSFER", 64, 0.000192, 6.1));
+        // At 1 MB/s moving takes 8.4 s: recomputing is cheaper, a cold start
+        redis.hset(layout.metaKey(), "fabric_bytes_per_s", "1000000");
+        assertThat(pick(router, chain).saving()).isEqualTo(PickPolicy.Saving.NONE);
     }
 
     @Test

@@ -21,6 +21,8 @@ public record RoutingViewConfig(
         String startingOffsets,
         String viewKeyPrefix, int chunkTokens, int tagDepth, double busyFactor, double confidenceFloor, double clientCap,
         int clientMinInflight, Duration viewTtl,
+        int costLayers, int costKvHeads, int costHeadDim, int costBytesPerElement, double costPrefillTokensPerS,
+        double costFabricBytesPerS,
         Duration defaultResidency, Duration maxResidency, double residencyLearningRate, Duration suspectAfter,
         Duration deadAfter, Duration forgetAfter, int queueCap, int maxBlocksPerEngine, Duration engineUpdateInterval,
         int maxEventsPerBatch, int maxHashesPerEvent, int maxBlockSize, int maxStringLength,
@@ -70,6 +72,12 @@ public record RoutingViewConfig(
         return topic("kvr.engine-state");
     }
 
+    /** The cost model these options describe. */
+    public dev.kvrouter.jobs.policy.CostModel costModel() {
+        return new dev.kvrouter.jobs.policy.CostModel(costLayers, costKvHeads, costHeadDim, costBytesPerElement,
+                costPrefillTokensPerS, costFabricBytesPerS, usdPerMillionInput);
+    }
+
     /** ln(1 / floor): an entry lives this many residency times. */
     public double lifetimesToFloor() {
         return Math.log(1 / confidenceFloor);
@@ -91,6 +99,8 @@ public record RoutingViewConfig(
                 r.get(VIEW_KEY_PREFIX), r.atLeast(CHUNK_TOKENS, 1), r.atLeast(TAG_DEPTH, 1), r.above(BUSY_FACTOR, 1.0),
                 r.between(CONFIDENCE_FLOOR, 0.0, 1.0), r.fraction(CLIENT_CAP), r.atLeast(CLIENT_MIN_INFLIGHT, 1),
                 r.atLeast(VIEW_TTL, Duration.ofSeconds(1)),
+                r.atLeast(COST_LAYERS, 1), r.atLeast(COST_KV_HEADS, 1), r.atLeast(COST_HEAD_DIM, 1), r.atLeast(COST_BYTES_PER_ELEMENT, 1),
+                r.above(COST_PREFILL_TOKENS_PER_S, 0), r.above(COST_FABRIC_BYTES_PER_S, 0),
                 r.atLeast(DEFAULT_RESIDENCY, Duration.ofSeconds(1)), r.atLeast(MAX_RESIDENCY, Duration.ofSeconds(1)),
                 r.fraction(RESIDENCY_LEARNING_RATE), r.atLeast(SUSPECT_AFTER, Duration.ofMillis(100)),
                 r.atLeast(DEAD_AFTER, Duration.ofMillis(100)), r.atLeast(FORGET_AFTER, Duration.ZERO),

@@ -116,7 +116,18 @@ public final class RoutingViewJob {
                 .withKeyPrefix(config.viewKeyPrefix())
                 .withView(config.chunkTokens(), config.tagDepth(), config.busyFactor(), config.confidenceFloor(),
                         config.viewTtl().toMillis())
-                .withClientCap(config.clientCap(), config.clientMinInflight()));
+                .withClientCap(config.clientCap(), config.clientMinInflight())
+                .withMeta(costFigures(config)));
+    }
+
+    /** The cost model's figures for pick's cost view (redis-sink/README.md). */
+    static Map<String, String> costFigures(RoutingViewConfig config) {
+        var model = config.costModel();
+        return Map.of(
+                "kv_bytes_per_token", Long.toString(model.kvBytes(1)),
+                "prefill_tokens_per_s", Double.toString(model.prefillTokensPerS()),
+                "fabric_bytes_per_s", Double.toString(model.fabricBytesPerS()),
+                "usd_per_million_input", Double.toString(model.usdPerMillionInput()));
     }
 
     static KafkaSource<RawRecord> source(RoutingViewConfig config, String topic) {

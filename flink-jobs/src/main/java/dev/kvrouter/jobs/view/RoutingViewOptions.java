@@ -47,6 +47,21 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Duration> VIEW_TTL = ConfigOptions.key("view.ttl").durationType()
             .defaultValue(Duration.ofSeconds(30)).withDescription("With the job stopped, the view vouches for no engine after this long.");
 
+    // --- the cost view (what pick expects a placement to save) ----------------------------------
+
+    public static final ConfigOption<Integer> COST_LAYERS = ConfigOptions.key("cost.layers").intType()
+            .defaultValue(32).withDescription("Model layers, for KV bytes per token (layers x 2 x KV heads x head dim x bytes).");
+    public static final ConfigOption<Integer> COST_KV_HEADS = ConfigOptions.key("cost.kv-heads").intType()
+            .defaultValue(8).withDescription("KV heads per layer (after grouped-query attention).");
+    public static final ConfigOption<Integer> COST_HEAD_DIM = ConfigOptions.key("cost.head-dim").intType()
+            .defaultValue(128).withDescription("Dimension of one attention head.");
+    public static final ConfigOption<Integer> COST_BYTES_PER_ELEMENT = ConfigOptions.key("cost.bytes-per-element").intType()
+            .defaultValue(2).withDescription("Bytes per KV element: 2 for fp16/bf16, 1 for fp8.");
+    public static final ConfigOption<Double> COST_PREFILL_TOKENS_PER_S = ConfigOptions.key("cost.prefill-tokens-per-s").doubleType()
+            .defaultValue(10_000.0).withDescription("Prefill rate of one engine, tokens per second.");
+    public static final ConfigOption<Double> COST_FABRIC_BYTES_PER_S = ConfigOptions.key("cost.fabric-bytes-per-s").doubleType()
+            .defaultValue(25e9).withDescription("Bandwidth between engines for moving KV, bytes per second.");
+
     // --- engines -----------------------------------------------------------------------------
 
     public static final ConfigOption<Duration> DEFAULT_RESIDENCY = ConfigOptions.key("engine.default-residency").durationType()

@@ -121,6 +121,8 @@ class RoutingViewITCase {
 
         Pick p = await(() -> router.pick(chain), x -> x.matchedBlocks() == 4);
         assertThat(p).extracting(Pick::engineId, Pick::reason).containsExactly(a.id, "AFFINITY");
+        // The cost view from the job's default model: 64 tokens at 10 000 prefill tokens/s, unpriced.
+        assertThat(p.saving()).isEqualTo(new dev.kvrouter.balancer.PickPolicy.Saving("HIT", 64, 0.0, 6.4));
 
         send(a, a.batch(a.removed(prompt, 2, 4)));
         Pick after = await(() -> router.pick(chain), x -> x.matchedBlocks() == 2);
