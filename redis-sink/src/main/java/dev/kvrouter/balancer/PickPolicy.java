@@ -124,15 +124,22 @@ public final class PickPolicy {
         if (depth.isEmpty()) {
             return new Choice(leastLoaded(live, mean, view), 0, "COLD", age, 0, Saving.NONE);
         }
+        // Holders within 10 % of the best score are replicas of the same prefix: least loaded first,
+        // so a hot prefix spreads over its replicas by load; the rest follow by score (for REPLICA).
+        double bestScore = depth.keySet().stream().mapToDouble(id -> depth.get(id) * conf.get(id)).max().orElse(0);
+        java.util.function.Predicate<String> nearBest = id -> depth.get(id) * conf.get(id) >= 0.9 * bestScore;
         List<String> ranked = new ArrayList<>(depth.keySet());
         ranked.sort((a, b) -> {
-            int c = Double.compare(depth.get(b) * conf.get(b), depth.get(a) * conf.get(a));
-            if (c != 0) {
-                return c;
+            boolean na = nearBest.test(a);
+            boolean nb = nearBest.test(b);
+            if (na != nb) {
+                return na ? -1 : 1;
             }
-            c = Integer.compare(live.get(a).load(), live.get(b).load());
+            int c = na ? Integer.compare(live.get(a).load(), live.get(b).load())
+                    : Double.compare(depth.get(b) * conf.get(b), depth.get(a) * conf.get(a));
             return c != 0 ? c : a.compareTo(b);
         });
+        int bestDepth = depth.values().stream().mapToInt(Integer::intValue).max().orElse(0);
         String first = ranked.get(0);
         String why = overloaded(live.get(first), mean, view.busyFactor());
         if (why == null && view.overClientCap(first)) {
@@ -140,14 +147,14 @@ public final class PickPolicy {
         }
         if (why == null) {
             return new Choice(first, depth.get(first), "AFFINITY", age, round(conf.get(first)),
-                    view.cost().of(depth.get(first), depth.get(first)));
+                    view.cost().of(depth.get(first), bestDepth));
         }
         for (String id : ranked.subList(1, ranked.size())) {
             if (overloaded(live.get(id), mean, view.busyFactor()) == null && !view.overClientCap(id)) {
-                return new Choice(id, depth.get(id), "REPLICA", age, round(conf.get(id)), view.cost().of(depth.get(id), depth.get(first)));
+                return new Choice(id, depth.get(id), "REPLICA", age, round(conf.get(id)), view.cost().of(depth.get(id), bestDepth));
             }
         }
-        return new Choice(leastLoaded(live, mean, view), 0, why, age, 0, view.cost().of(0, depth.get(first)));
+        return new Choice(leastLoaded(live, mean, view), 0, why, age, 0, view.cost().of(0, bestDepth));
     }
 
     /** Confidence of one holder entry, 0 when it does not count (unknown engine, old epoch, below the floor). */

@@ -207,30 +207,46 @@ local function pick(keys, args)
     end
   end
 
-  -- Best holder: most blocks times confidence, then least load.
+  -- Best holder: the most blocks times confidence; holders within 10 % of the best score are
+  -- replicas of the same prefix, and among them the least loaded goes first, so a hot prefix
+  -- spreads over its replicas by load. The rest follow by score, for REPLICA.
   local ranked = {}
-  for id, d in pairs(depth) do ranked[#ranked + 1] = id end
+  local best_score = 0
+  for id, d in pairs(depth) do
+    ranked[#ranked + 1] = id
+    if d * conf[id] > best_score then best_score = d * conf[id] end
+  end
   if #ranked == 0 then
     return priced({least_loaded(), 0, 'COLD', age, '0'}, 0)
   end
+  local function near_best(id) return depth[id] * conf[id] >= 0.9 * best_score end
   table.sort(ranked, function(a, b)
-    local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
-    if sa ~= sb then return sa > sb end
-    if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+    local na, nb = near_best(a), near_best(b)
+    if na ~= nb then return na end
+    if na then
+      if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+    else
+      local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
+      if sa ~= sb then return sa > sb end
+    end
     return a < b
   end)
   local first = ranked[1]
+  local best_depth = 0
+  for _, id in ipairs(ranked) do
+    if depth[id] > best_depth then best_depth = depth[id] end
+  end
   local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
   if not why then
-    return priced({first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}, depth[first])
+    return priced({first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}, best_depth)
   end
   for i = 2, #ranked do
     local id = ranked[i]
     if not overloaded(id) and not over_client_cap(id) then
-      return priced({id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}, depth[first])
+      return priced({id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}, best_depth)
     end
   end
-  return priced({least_loaded(), 0, why, age, '0'}, depth[first])
+  return priced({least_loaded(), 0, why, age, '0'}, best_depth)
 end
 
 redis.register_function{function_name = 'kvr_pick', callback = pick, flags = {'no-writes'}}

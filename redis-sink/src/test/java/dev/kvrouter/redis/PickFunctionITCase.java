@@ -217,6 +217,21 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aPrefixHeldByReplicasGoesToTheLeastLoadedOfThem() {
+        hold(1, "e1", "e2");
+        hold(2, "e1", "e2");
+        hold(3, "e1", "e2");
+        engine("e1", "READY", 3, 1);
+        engine("e2", "READY", 1, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e2", 3, "AFFINITY");
+        engine("e2", "READY", 4, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 3, "AFFINITY");
+        // A replica with fewer blocks is not a replica of the longest prefix: the longer match wins.
+        hold(4, "e2");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly("e2", 4);
+    }
+
+    @Test
     void anUnknownPromptIsColdOnTheLeastLoadedEngine() {
         assertThat(pick(router, new long[] {1, 2, 3})).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e3", 0, "COLD");
