@@ -66,6 +66,17 @@ public record CostModel(int layers, int kvHeads, int headDim, int bytesPerElemen
         return new Estimate(Outcome.COLD, prefillMs(promptTokens), 0, 0);
     }
 
+    /**
+     * Disaggregated serving: a prefill pool computes what is not cached on the prefill engine, then
+     * the whole prompt's KV moves to a decode engine before the first token: that hand-off is on the
+     * TTFT path, whatever the prefix cache saved.
+     */
+    public Estimate disaggregated(long promptTokens, long cachedOnPrefillEngine) {
+        long computed = promptTokens - cachedOnPrefillEngine;
+        return new Estimate(cachedOnPrefillEngine > 0 ? Outcome.HIT : Outcome.COLD, prefillMs(computed), transferMs(promptTokens),
+                usd(cachedOnPrefillEngine));
+    }
+
     /** Moving KV pays when it is faster than recomputing it. */
     public boolean transferPays(long tokens) {
         return transferMs(tokens) < prefillMs(tokens);

@@ -40,6 +40,19 @@ class PolicyMathTest {
     }
 
     @Test
+    void disaggregatedServingPaysTheHandOffOnTheTtftPath() {
+        // 8 000 tokens, 6 000 cached on the prefill engine: 200 ms prefill, then all 8 000 tokens'
+        // KV (1 048 576 000 bytes) to the decode engine at 25 GB/s = 41.94304 ms before the first token
+        CostModel.Estimate e = model.disaggregated(8_000, 6_000);
+        assertThat(e.outcome()).isEqualTo(CostModel.Outcome.HIT);
+        assertThat(e.prefillMs()).isCloseTo(200, offset(1e-9));
+        assertThat(e.transferMs()).isCloseTo(41.94304, offset(1e-9));
+        assertThat(e.ttftContributionMs()).isCloseTo(241.94304, offset(1e-9));
+        assertThat(e.savedUsd()).isCloseTo(0.018, offset(1e-12));
+        assertThat(model.disaggregated(8_000, 0).outcome()).isEqualTo(CostModel.Outcome.COLD);
+    }
+
+    @Test
     void aBadModelShapeIsRefused() {
         assertThatThrownBy(() -> new CostModel(0, 8, 128, 2, 1, 1, 0)).hasMessageContaining("layers 0");
     }
