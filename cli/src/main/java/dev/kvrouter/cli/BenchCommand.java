@@ -14,16 +14,7 @@ import picocli.CommandLine.Option;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks against the running stack; figures are printed, never asserted. Record them in BENCHMARKS.md.",
         subcommands = {BenchCommand.Pick.class, BenchCommand.Ingest.class, BenchCommand.Slots.class})
-public final class BenchCommand implements Callable<Integer> {
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public Integer call() {
-        spec.commandLine().usage(spec.commandLine().getOut());
-        return 0;
-    }
+public final class BenchCommand {
 
     static StackAddresses stack() {
         return StackAddresses.fromEnv(System.getenv()).orElseThrow(() -> new IllegalStateException(

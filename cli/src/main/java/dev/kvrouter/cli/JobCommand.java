@@ -17,16 +17,7 @@ import picocli.CommandLine.Option;
 /** {@code kvr job run}: the kv-router job (routing view and ratios) in a local MiniCluster, against the stack or any given addresses. */
 @Command(name = "job", mixinStandardHelpOptions = true, description = "Run kv-router's Flink jobs locally.",
         subcommands = {JobCommand.Run.class})
-public final class JobCommand implements Callable<Integer> {
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public Integer call() {
-        spec.commandLine().usage(spec.commandLine().getOut());
-        return 0;
-    }
+public final class JobCommand {
 
     @Command(name = "run", mixinStandardHelpOptions = true,
             description = "Run the kv-router job (routing view and per-class ratios) in a local Flink MiniCluster. Kafka, the registry and Redis default to "

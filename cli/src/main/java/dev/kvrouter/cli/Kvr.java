@@ -3,7 +3,6 @@ package dev.kvrouter.cli;
 import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.stack.StackCommand;
 import dev.kvrouter.topics.TopicsCommand;
-import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -12,16 +11,7 @@ import picocli.CommandLine.Command;
         description = {"kv-router: the data plane for KV-cache-aware routing of LLM inference.", ""},
         subcommands = {StackCommand.class, TopicsCommand.class, JobCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Start here:  ./kvr stack up   then   ./kvr topics apply   then   ./kvr job run"})
-public final class Kvr implements Callable<Integer> {
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public Integer call() {
-        spec.commandLine().usage(spec.commandLine().getOut());
-        return 0;
-    }
+public final class Kvr {
 
     public static void main(String[] args) {
         CommandLine cli = new CommandLine(new Kvr());

@@ -16,19 +16,10 @@ import picocli.CommandLine.Option;
 @Command(name = "topics", mixinStandardHelpOptions = true,
         description = "Kafka topics as code: every topic of the pipeline declared in one YAML file.",
         subcommands = {TopicsCommand.Apply.class, TopicsCommand.ListTopics.class})
-public final class TopicsCommand implements Callable<Integer> {
+public final class TopicsCommand {
 
     /** Exit code when the cluster differs from the file in a way apply cannot fix. */
     public static final int EXIT_DRIFT = 2;
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public Integer call() {
-        spec.commandLine().usage(spec.commandLine().getOut());
-        return 0;
-    }
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new TopicsCommand()).execute(args));

@@ -12,19 +12,10 @@ import picocli.CommandLine.Option;
 @Command(name = "stack", mixinStandardHelpOptions = true,
         description = "Run real Kafka (KRaft), Apicurio Registry and Redis on 127.0.0.1, without Docker.",
         subcommands = {StackCommand.Up.class, StackCommand.Down.class, StackCommand.Status.class, StackCommand.Env.class})
-public final class StackCommand implements Callable<Integer> {
+public final class StackCommand {
 
     /** Where the stack keeps its state unless --state-dir says otherwise. */
     public static final String STATE_DIR_ENV = "KVR_STATE_DIR";
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public Integer call() {
-        spec.commandLine().usage(spec.commandLine().getOut());
-        return 0;
-    }
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new StackCommand()).execute(args));
