@@ -84,6 +84,8 @@ public final class KvRouterClient implements AutoCloseable {
     private volatile Map<String, String> lastEngines = Map.of();
     private final java.util.concurrent.ScheduledExecutorService snapshots;
     private volatile Snapshot meta;
+    /** Orders the background refresh against one asked for, so the later read is the one kept. */
+    private final Object refreshLock = new Object();
     /** A root block's holders as read, and when (System.nanoTime). */
     private record RootRead(String value, long readAtNanos) {}
 
@@ -124,6 +126,13 @@ public final class KvRouterClient implements AutoCloseable {
      * now; the background thread does it every interval.
      */
     public void refresh() {
+        // One refresh at a time: a background read sent before a write must not land after a newer one.
+        synchronized (refreshLock) {
+            refreshLocked();
+        }
+    }
+
+    private void refreshLocked() {
         engines();
         if (clientSide) {
             synchronized (roots) {
@@ -262,8 +271,11 @@ public final class KvRouterClient implements AutoCloseable {
 
     /** The engine table as the view publishes it (also refreshes the fallback's copy). */
     public Map<String, EngineEntry> engines() {
-        Map<String, String> raw = redis.hgetall(layout.enginesKey());
-        lastEngines = raw;
+        Map<String, String> raw;
+        synchronized (refreshLock) { // read and store as one step, so the copy kept is never older than one read
+            raw = redis.hgetall(layout.enginesKey());
+            lastEngines = raw;
+        }
         Map<String, EngineEntry> engines = new java.util.TreeMap<>();
         raw.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
         return engines;
