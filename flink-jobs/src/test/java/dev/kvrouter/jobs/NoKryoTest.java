@@ -28,7 +28,8 @@ class NoKryoTest {
         noGenerics.setGenericTypes(false);
         for (Class<?> type : List.of(RawRecord.class, LocationUpdate.class, EngineBlock.class, EngineHealthState.class,
                 EngineStatus.class, Holder.class, ViewWrite.class, JoinedRequest.class, RatioAccumulator.class,
-                LatencyHistogram.class, dev.kvrouter.jobs.alerts.AlertObservation.class)) {
+                LatencyHistogram.class, dev.kvrouter.jobs.alerts.AlertObservation.class,
+                dev.kvrouter.jobs.replicas.HotPrefix.class)) {
             TypeInformation<?> info = TypeInformation.of(type);
             assertThat(info).as(type.getSimpleName()).isInstanceOf(PojoTypeInfo.class);
             assertThatCode(() -> info.createSerializer(noGenerics)).as(type.getSimpleName()).doesNotThrowAnyException();

@@ -101,7 +101,7 @@ class TopicApplyITCase {
     void dryRunChangesNothing() throws Exception {
         Run dry = apply("--dry-run");
         assertThat(dry.exit).isZero();
-        assertThat(dry.out).contains("dry run: 9 change(s) to apply");
+        assertThat(dry.out).contains("dry run: " + TopicCatalog.bundled().topics().size() + " change(s) to apply");
         assertThat(admin.listTopics().names().get()).noneMatch(n -> n.startsWith(prefix));
     }
 

@@ -24,6 +24,7 @@ public final class KvrSchemas {
             ViewChange.getClassSchema(),
             ClassRatios.getClassSchema(),
             Alert.getClassSchema(),
+            dev.kvrouter.replicas.ReplicationRecommendation.getClassSchema(),
             DeadLetter.getClassSchema());
 
     private KvrSchemas() {}

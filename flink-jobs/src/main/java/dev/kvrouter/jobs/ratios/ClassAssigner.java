@@ -1,51 +1,112 @@
 package dev.kvrouter.jobs.ratios;
 
 import dev.kvrouter.jobs.policy.PrefixPopularity;
+import dev.kvrouter.jobs.replicas.HotPrefix;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
 
 /**
  * Gives every request its prefix class: the balancer's label when it sent one, else hot, warm or
- * one-shot by how often its first block was seen (a bounded Space-Saving sketch). Runs at
- * parallelism 1 so the sketch sees every prefix; the sketch lives in memory and is rebuilt after a
- * restart (popularity is an estimate, and a fresh one converges within minutes of traffic).
+ * one-shot by how often its first block was seen (a bounded Space-Saving sketch, fed by every
+ * request, labeled or not). Hot prefixes also leave on {@link #HOT_PREFIXES}, at most once per
+ * interval each, with the blocks their recent requests share, for the replica planner.
+ *
+ * <p>Runs at parallelism 1 so the sketch sees every prefix; the sketch and the hot-prefix table
+ * live in memory and are rebuilt after a restart (popularity is an estimate, and a fresh one
+ * converges within minutes of traffic).
  */
 public final class ClassAssigner extends ProcessFunction<JoinedRequest, JoinedRequest> {
 
     /** Outcomes with no decision carry no label and no prefix. */
     public static final String UNKNOWN = "unknown";
+    public static final OutputTag<HotPrefix> HOT_PREFIXES = new OutputTag<>("hot-prefixes") {};
+
+    /** A hot prefix: the longest common prefix of its requests since it became hot, and when it last left. */
+    private static final class HotTrack {
+        long[] shared;
+        int requests;
+        long emittedAtMs = Long.MIN_VALUE;
+    }
 
     private final int capacity;
     private final long hotAt;
     private final long warmAt;
+    private final long intervalMs;
+    private final int maxPrefixBlocks;
     private transient PrefixPopularity popularity;
+    private transient Map<Long, HotTrack> hot;
 
-    public ClassAssigner(int capacity, long hotAt, long warmAt) {
+    public ClassAssigner(int capacity, long hotAt, long warmAt, long intervalMs, int maxPrefixBlocks) {
         this.capacity = capacity;
         this.hotAt = hotAt;
         this.warmAt = warmAt;
+        this.intervalMs = intervalMs;
+        this.maxPrefixBlocks = maxPrefixBlocks;
     }
 
     @Override
     public void open(OpenContext openContext) {
         popularity = new PrefixPopularity(capacity);
+        // State bound: as many hot prefixes as the sketch tracks; the least recently seen leaves first.
+        hot = new LinkedHashMap<>(64, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, HotTrack> eldest) {
+                return size() > capacity;
+            }
+        };
     }
 
     @Override
     public void processElement(JoinedRequest r, Context ctx, Collector<JoinedRequest> out) {
-        if (r.prefixClass == null || r.prefixClass.isBlank()) {
-            if (r.unmatched == JoinedRequest.OUTCOME_ONLY || r.rootBlock == 0) {
-                r.prefixClass = UNKNOWN;
-            } else {
-                popularity.add(r.rootBlock);
-                r.prefixClass = switch (popularity.classify(r.rootBlock, hotAt, warmAt)) {
-                    case HOT -> "hot";
-                    case WARM -> "warm";
-                    case ONE_SHOT -> "one-shot";
-                };
-            }
+        boolean hasPrefix = r.unmatched != JoinedRequest.OUTCOME_ONLY && r.rootBlock != 0;
+        if (hasPrefix) {
+            popularity.add(r.rootBlock);
         }
+        if (r.prefixClass == null || r.prefixClass.isBlank()) {
+            r.prefixClass = !hasPrefix ? UNKNOWN : switch (popularity.classify(r.rootBlock, hotAt, warmAt)) {
+                case HOT -> "hot";
+                case WARM -> "warm";
+                case ONE_SHOT -> "one-shot";
+            };
+        }
+        if (hasPrefix && popularity.guaranteedCount(r.rootBlock) >= hotAt) {
+            track(r, ctx.timerService().currentProcessingTime(), ctx);
+        }
+        r.promptBlocks = null; // only the hot-prefix table needs them; the windows do not
         out.collect(r);
+    }
+
+    private void track(JoinedRequest r, long now, Context ctx) {
+        HotTrack t = hot.computeIfAbsent(r.rootBlock, k -> new HotTrack());
+        long[] blocks = r.promptBlocks == null || r.promptBlocks.length == 0 ? new long[] {r.rootBlock} : r.promptBlocks;
+        t.shared = t.shared == null ? Arrays.copyOf(blocks, Math.min(blocks.length, maxPrefixBlocks))
+                : Arrays.copyOf(t.shared, commonLength(t.shared, blocks));
+        t.requests++;
+        // Two requests at least, so the shared blocks are a prefix and not one prompt; then once per interval.
+        if (t.requests >= 2 && (t.emittedAtMs == Long.MIN_VALUE || now - t.emittedAtMs >= intervalMs)) {
+            t.emittedAtMs = now;
+            HotPrefix p = new HotPrefix();
+            p.rootBlock = r.rootBlock;
+            p.prefixBlocks = t.shared.clone();
+            p.prefixClass = r.prefixClass;
+            p.requests = popularity.guaranteedCount(r.rootBlock);
+            p.exemplarRequestId = r.requestId;
+            p.tsMs = now;
+            ctx.output(HOT_PREFIXES, p);
+        }
+    }
+
+    static int commonLength(long[] a, long[] b) {
+        int n = Math.min(a.length, b.length);
+        int i = 0;
+        while (i < n && a[i] == b[i]) {
+            i++;
+        }
+        return Math.max(i, 1);
     }
 }

@@ -109,6 +109,10 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
         deadline.clear();
     }
 
+    static long[] blocks(RoutingDecision d) {
+        return d.getPromptBlockHashes().stream().mapToLong(Long::longValue).toArray();
+    }
+
     static JoinedRequest join(RoutingDecision d, RequestOutcome o) {
         JoinedRequest j = new JoinedRequest();
         j.requestId = d.getRequestId();
@@ -119,6 +123,7 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
         j.reason = d.getReason().name();
         j.predictedCachedBlocks = d.getPredictedCachedBlocks();
         j.rootBlock = d.getPromptBlockHashes().isEmpty() ? 0 : d.getPromptBlockHashes().get(0);
+        j.promptBlocks = blocks(d);
         j.promptTokens = o.getPromptTokens();
         j.cachedTokens = o.getCachedTokens();
         j.transferredTokens = o.getTransferredTokens();

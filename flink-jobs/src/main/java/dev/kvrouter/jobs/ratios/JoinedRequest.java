@@ -13,6 +13,8 @@ public class JoinedRequest {
     public int predictedCachedBlocks;
     /** The prompt's first canonical block, for popularity classes; 0 when the decision had none. */
     public long rootBlock;
+    /** The decision's prompt blocks, for the hot-prefix table; dropped once the class is assigned. */
+    public long[] promptBlocks;
     public int promptTokens;
     public int cachedTokens;
     public int transferredTokens;

@@ -7,6 +7,7 @@ import dev.kvrouter.jobs.alerts.AlertRules;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.jobs.policy.AffinitySwitch;
+import dev.kvrouter.jobs.replicas.HotPrefix;
 import dev.kvrouter.jobs.view.RoutingViewConfig;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
 import dev.kvrouter.jobs.view.model.RawRecord;
@@ -42,7 +43,8 @@ public final class RatiosWorkflow {
 
     private RatiosWorkflow() {}
 
-    public static void build(RoutingViewConfig config, Sources sources, Sinks sinks) {
+    /** Builds the ratios topology; returns the hot prefixes, for the routing view's replica planner. */
+    public static DataStream<HotPrefix> build(RoutingViewConfig config, Sources sources, Sinks sinks) {
         DecodeFunction.Check<RoutingDecision> decisionCheck = d -> d.getRequestId().isBlank()
                 ? Optional.of("request_id is empty") : Optional.empty();
         DecodeFunction.Check<RequestOutcome> outcomeCheck = o -> o.getRequestId().isBlank()
@@ -70,7 +72,8 @@ public final class RatiosWorkflow {
                         .map(RatiosWorkflow::outcomeOnly).returns(TypeInformation.of(JoinedRequest.class)).name("unmatched outcomes"));
 
         SingleOutputStreamOperator<JoinedRequest> classed = joined.union(unmatched)
-                .process(new ClassAssigner(config.sketchCapacity(), config.hotAt(), config.warmAt()))
+                .process(new ClassAssigner(config.sketchCapacity(), config.hotAt(), config.warmAt(),
+                        config.replicasInterval().toMillis(), config.replicasPrefixBlocks()))
                 .returns(TypeInformation.of(JoinedRequest.class)).setParallelism(1).name("prefix classes").uid("prefix-classes");
 
         KeySelector<JoinedRequest, String> byClass = r -> r.prefixClass;
@@ -118,6 +121,7 @@ public final class RatiosWorkflow {
         ratios.map(RatiosWorkflow::latest).returns(TypeInformation.of(ViewWrite.class)).name("latest ratios").uid("latest-ratios")
                 .union(policy, clients)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
+        return classed.getSideOutput(ClassAssigner.HOT_PREFIXES);
     }
 
     /** The latest figures of a class in Redis: field {@code <class>/<tumbling|sliding>}. */
@@ -137,6 +141,7 @@ public final class RatiosWorkflow {
         j.decidedEngine = d.getEngineId();
         j.prefixClass = d.getPrefixClass();
         j.rootBlock = d.getPromptBlockHashes().isEmpty() ? 0 : d.getPromptBlockHashes().get(0);
+        j.promptBlocks = DecisionOutcomeJoin.blocks(d);
         j.unmatched = JoinedRequest.DECISION_ONLY;
         return j;
     }

@@ -28,6 +28,7 @@ public record RoutingViewConfig(
         int maxEventsPerBatch, int maxHashesPerEvent, int maxBlockSize, int maxStringLength,
         Duration ratiosWindow, Duration ratiosSlidingWindow, Duration ratiosSlide, Duration ratiosJoinBound,
         double usdPerMillionInput, int hotAt, int warmAt, int sketchCapacity,
+        int replicasMin, int replicasMax, Duration replicasInterval, int replicasPrefixBlocks,
         double affinityOffBelow, double affinityOnAbove, int affinityMinRequests, double alertStalenessAbove,
         Duration checkpointInterval, String stateBackend, String checkpointDir, Duration bufferTimeout, int parallelism)
         implements Serializable {
@@ -66,6 +67,10 @@ public record RoutingViewConfig(
 
     public String alertsTopic() {
         return topic("kvr.alerts");
+    }
+
+    public String replicationRecommendationsTopic() {
+        return topic("kvr.replication-recommendations");
     }
 
     public String engineStateTopic() {
@@ -111,6 +116,8 @@ public record RoutingViewConfig(
                 r.atLeast(RATIOS_SLIDE, Duration.ofSeconds(1)), r.atLeast(RATIOS_JOIN_BOUND, Duration.ofSeconds(1)),
                 r.atLeastDouble(RATIOS_USD_PER_MILLION, 0), r.atLeast(RATIOS_HOT_AT, 1), r.atLeast(RATIOS_WARM_AT, 1),
                 r.atLeast(RATIOS_SKETCH_CAPACITY, 10),
+                r.atLeast(REPLICAS_MIN, 1), r.atLeast(REPLICAS_MAX, 1), r.atLeast(REPLICAS_INTERVAL, Duration.ofSeconds(1)),
+                r.atLeast(REPLICAS_PREFIX_BLOCKS, 1),
                 r.atLeastDouble(AFFINITY_OFF_BELOW, 0), r.fraction(AFFINITY_ON_ABOVE), r.atLeast(AFFINITY_MIN_REQUESTS, 1),
                 r.fraction(ALERT_STALENESS_ABOVE),
                 r.atLeast(CHECKPOINT_INTERVAL, Duration.ofMillis(100)), r.oneOf(STATE_BACKEND, "", "hashmap", "rocksdb"),
@@ -127,6 +134,10 @@ public record RoutingViewConfig(
             if (config.hotAt() <= config.warmAt()) {
                 problems.add(RATIOS_HOT_AT.key() + " (" + config.hotAt() + ") must be above " + RATIOS_WARM_AT.key()
                         + " (" + config.warmAt() + ")");
+            }
+            if (config.replicasMax() < config.replicasMin()) {
+                problems.add(REPLICAS_MAX.key() + " (" + config.replicasMax() + ") must be at least " + REPLICAS_MIN.key()
+                        + " (" + config.replicasMin() + ")");
             }
             if (!(config.affinityOnAbove() > config.affinityOffBelow())) {
                 problems.add(AFFINITY_ON_ABOVE.key() + " (" + config.affinityOnAbove() + ") must be above "

@@ -11,6 +11,8 @@ import dev.kvrouter.redis.RedisViewSink;
 import dev.kvrouter.redis.RedisViewSinkOptions;
 import dev.kvrouter.schemas.flink.RegistrySchemaCoderProvider;
 import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.replicas.ReplicationRecommendation;
+import dev.kvrouter.jobs.replicas.HotPrefix;
 import dev.kvrouter.view.ViewChange;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -82,8 +84,23 @@ public final class RoutingViewJob {
                 WatermarkStrategy.noWatermarks(), "kv events").uid("source-kv-events");
         DataStream<RawRecord> loads = env.fromSource(source(config, config.engineLoadTopic()),
                 WatermarkStrategy.noWatermarks(), "engine load").uid("source-engine-load");
+        DataStream<RawRecord> decisions = env.fromSource(source(config, config.routingDecisionsTopic()),
+                WatermarkStrategy.noWatermarks(), "routing decisions").uid("source-routing-decisions");
+        DataStream<RawRecord> outcomes = env.fromSource(source(config, config.requestOutcomesTopic()),
+                WatermarkStrategy.noWatermarks(), "request outcomes").uid("source-request-outcomes");
+        // The ratios first: the hot prefixes they find feed the view's replica planner.
+        DataStream<HotPrefix> hotPrefixes = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes),
+                new RatiosWorkflow.Sinks(
+                kafkaSink(config, config.classRatiosTopic(), ClassRatios.class,
+                        r -> r.getPrefixClass().getBytes(StandardCharsets.UTF_8)),
+                viewSink(config),
+                kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
+                        d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
+                alertsSink(config)));
+
         RedisViewSink view = viewSink(config);
-        RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(kvEvents, loads), new RoutingViewWorkflow.Sinks(
+        RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(kvEvents, loads, hotPrefixes),
+                new RoutingViewWorkflow.Sinks(
                 view,
                 kafkaSink(config, config.viewChangelogTopic(), ViewChange.class,
                         c -> (ViewLayout.hex(c.getBlockHash()) + "/" + c.getEngineId()).getBytes(StandardCharsets.UTF_8)),
@@ -91,19 +108,9 @@ public final class RoutingViewJob {
                         s -> s.getEngine().getBytes(StandardCharsets.UTF_8)),
                 kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
                         d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
-                alertsSink(config)));
-
-        DataStream<RawRecord> decisions = env.fromSource(source(config, config.routingDecisionsTopic()),
-                WatermarkStrategy.noWatermarks(), "routing decisions").uid("source-routing-decisions");
-        DataStream<RawRecord> outcomes = env.fromSource(source(config, config.requestOutcomesTopic()),
-                WatermarkStrategy.noWatermarks(), "request outcomes").uid("source-request-outcomes");
-        RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes), new RatiosWorkflow.Sinks(
-                kafkaSink(config, config.classRatiosTopic(), ClassRatios.class,
-                        r -> r.getPrefixClass().getBytes(StandardCharsets.UTF_8)),
-                viewSink(config),
-                kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
-                        d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
-                alertsSink(config)));
+                alertsSink(config),
+                kafkaSink(config, config.replicationRecommendationsTopic(), ReplicationRecommendation.class,
+                        r -> ViewLayout.hex(r.getRootBlock()).getBytes(StandardCharsets.UTF_8))));
     }
 
     static KafkaSink<Alert> alertsSink(RoutingViewConfig config) {

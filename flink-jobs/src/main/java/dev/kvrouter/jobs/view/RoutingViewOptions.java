@@ -114,6 +114,20 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Integer> RATIOS_SKETCH_CAPACITY = ConfigOptions.key("ratios.sketch-capacity").intType()
             .defaultValue(10_000).withDescription("Prefixes the popularity sketch tracks (bounded memory).");
 
+    // --- replicas of hot prefixes ------------------------------------------------------------
+
+    public static final ConfigOption<Integer> REPLICAS_MIN = ConfigOptions.key("replicas.min").intType()
+            .defaultValue(2).withDescription("Replica target of a hot prefix (seen ratios.hot-at times): engines that should "
+                    + "hold it, so kvr_pick can spread it by load.");
+    public static final ConfigOption<Integer> REPLICAS_MAX = ConfigOptions.key("replicas.max").intType()
+            .defaultValue(3).withDescription("...raised to this while every live holder is loaded above the fleet mean.");
+    public static final ConfigOption<Duration> REPLICAS_INTERVAL = ConfigOptions.key("replicas.interval").durationType()
+            .defaultValue(Duration.ofSeconds(30)).withDescription("At most one replication recommendation round per hot prefix "
+                    + "this often (time for the last one to take effect and show in the view).");
+    public static final ConfigOption<Integer> REPLICAS_PREFIX_BLOCKS = ConfigOptions.key("replicas.prefix-blocks").intType()
+            .defaultValue(64).withDescription("Blocks of a hot prefix a recommendation names at most (the blocks its recent "
+                    + "requests share).");
+
     public static final ConfigOption<Double> AFFINITY_OFF_BELOW = ConfigOptions.key("ratios.affinity-off-below").doubleType()
             .defaultValue(0.05).withDescription("A class whose windowed hit rate falls below this gets affinity off in pick.");
     public static final ConfigOption<Double> AFFINITY_ON_ABOVE = ConfigOptions.key("ratios.affinity-on-above").doubleType()

@@ -8,6 +8,8 @@ import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.jobs.replicas.HotPrefix;
+import dev.kvrouter.jobs.replicas.ReplicaPlanner;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
 import dev.kvrouter.jobs.view.functions.EngineTracker;
 import dev.kvrouter.jobs.view.functions.FleetLoad;
@@ -18,6 +20,7 @@ import dev.kvrouter.jobs.view.model.LocationUpdate;
 import dev.kvrouter.jobs.view.model.RawRecord;
 import dev.kvrouter.redis.EngineEntry;
 import dev.kvrouter.redis.ViewWrite;
+import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.view.ViewChange;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -35,15 +38,17 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  *                                   └─ engine status ─ Redis engine table, engine-state topic,
  *                                                      fleet load (mean, Gini, hot engines) ─ Redis meta
  *                                                              └─ view changelog topic
+ * hot prefixes (ratios) ─ PrefixLocationTable (holders of the first block) ─ ReplicaPlanner (with
+ *                         engine status) ─ replication-recommendations topic
  * </pre>
  */
 public final class RoutingViewWorkflow {
 
-    /** Raw Kafka records of the two input topics. */
-    public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad) {}
+    /** Raw Kafka records of the two input topics, and the hot prefixes the ratios workflow finds. */
+    public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad, DataStream<HotPrefix> hotPrefixes) {}
 
     public record Sinks(Sink<ViewWrite> view, Sink<ViewChange> viewChanges, Sink<EngineStateChange> engineStates,
-                        Sink<DeadLetter> deadLetters, Sink<Alert> alerts) {}
+                        Sink<DeadLetter> deadLetters, Sink<Alert> alerts, Sink<ReplicationRecommendation> recommendations) {}
 
     private RoutingViewWorkflow() {}
 
@@ -75,7 +80,9 @@ public final class RoutingViewWorkflow {
         DataStream<EngineStatus> status = updates.getSideOutput(EngineTracker.ENGINE_STATUS);
 
         KeySelector<LocationUpdate, Long> byBlock = u -> u.blockHash;
+        KeySelector<HotPrefix, Long> byRoot = p -> p.rootBlock;
         SingleOutputStreamOperator<ViewWrite> blockWrites = updates.keyBy(byBlock)
+                .connect(sources.hotPrefixes().keyBy(byRoot))
                 .process(new PrefixLocationTable())
                 .returns(TypeInformation.of(ViewWrite.class))
                 .name("prefix locations").uid("prefix-location-table");
@@ -94,6 +101,12 @@ public final class RoutingViewWorkflow {
         fleetWrites.getSideOutput(FleetLoad.HOT_ENGINES).keyBy(alertKey)
                 .process(new AlertRules()).returns(TypeInformation.of(Alert.class)).name("engine alerts").uid("engine-alerts")
                 .sinkTo(sinks.alerts()).name("alerts topic").uid("sink-engine-alerts");
+        KeySelector<HotPrefix, String> hotFleet = p -> FleetLoad.FLEET;
+        blockWrites.getSideOutput(PrefixLocationTable.HOT_PREFIXES).keyBy(hotFleet)
+                .connect(status.keyBy(fleet))
+                .process(new ReplicaPlanner(config.replicasMin(), config.replicasMax(), config.busyFactor()))
+                .returns(TypeInformation.of(ReplicationRecommendation.class)).name("replica targets").uid("replica-planner")
+                .sinkTo(sinks.recommendations()).name("replication recommendations topic").uid("sink-replication-recommendations");
         blockWrites.union(engineWrites, fleetWrites).sinkTo(sinks.view()).name("redis view").uid("sink-redis-view");
 
         status.filter(s -> s.changed).name("health changes").uid("health-changes")

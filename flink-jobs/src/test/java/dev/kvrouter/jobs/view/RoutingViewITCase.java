@@ -6,6 +6,11 @@ import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.events.OutcomeStatus;
+import dev.kvrouter.events.RequestOutcome;
+import dev.kvrouter.events.RouteReason;
+import dev.kvrouter.events.RoutingDecision;
+import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.stack.StackAddresses;
@@ -73,7 +78,10 @@ class RoutingViewITCase {
                 "engine.suspect-after", "3 s",
                 "engine.dead-after", "6 s",
                 "engine.queue-cap", "8",
-                "engine.update-interval", "0 ms");
+                "engine.update-interval", "0 ms",
+                "ratios.hot-at", "3",
+                "ratios.warm-at", "2",
+                "replicas.interval", "1 s");
         StreamExecutionEnvironment env = RoutingViewJob.environment(config);
         RoutingViewJob.wire(env, config);
         job = env.executeAsync("routing view ITCase");
@@ -224,6 +232,60 @@ class RoutingViewITCase {
         assertThat(letters.get(0).getSourceOffset()).isGreaterThanOrEqualTo(0);
         assertThat(letters.get(0).getRawValue().remaining()).isEqualTo("{\"not\":\"avro\"}".length());
         assertThat(letters.get(1).getReason()).contains("block_size 12 neither divides nor is a multiple");
+    }
+
+    @Test
+    void aHotPrefixShortOfItsReplicaTargetIsRecommendedOnTheLeastLoadedReadyEngine() throws Exception {
+        FakeEngine holder = alive("r1");
+        FakeEngine idle = alive("r2");
+        LOADS.put(holder, new int[] {0, 0});
+        LOADS.put(idle, new int[] {0, 0}); // every other engine runs 1: r2 is the least loaded non-holder
+        int[] prompt = tokens(8, 64);
+        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
+        send(holder, holder.batch(holder.stored(prompt, 0, 4)));
+        await(() -> router.pick(chain), x -> x.engineId().equals(holder.id) && x.matchedBlocks() == 4);
+
+        Map<String, Object> props = Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-replicas"),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
+                RegistrySettings.URL, stack.schemaRegistryUrl());
+        List<ReplicationRecommendation> got = new ArrayList<>();
+        try (KafkaConsumer<String, ReplicationRecommendation> consumer = new KafkaConsumer<>(props)) {
+            consumer.subscribe(List.of(config.replicationRecommendationsTopic()));
+            long deadline = System.nanoTime() + ViewTestSupport.WAIT.toNanos();
+            int n = 0;
+            // Requests with the prefix (and a per-request suffix), until it is hot and r2 is recommended.
+            while (got.stream().noneMatch(r -> r.getEngineId().equals(idle.id)) && System.nanoTime() < deadline) {
+                String id = UniqueNames.topic("req-" + n++);
+                List<Long> blocks = new ArrayList<>(java.util.Arrays.stream(chain).limit(3).boxed().toList());
+                blocks.add((long) n);
+                producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), id, RoutingDecision.newBuilder()
+                        .setRequestId(id).setEngineId(holder.id).setPredictedCachedBlocks(3).setReason(RouteReason.AFFINITY)
+                        .setTsMs(System.currentTimeMillis()).setPromptBlockHashes(blocks).build()));
+                producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), id, RequestOutcome.newBuilder()
+                        .setRequestId(id).setEngineId(holder.id).setPromptTokens(64).setCachedTokens(48).setQueueMs(1)
+                        .setTtftMs(5).setStatus(OutcomeStatus.OK).setTsMs(System.currentTimeMillis()).build()));
+                consumer.poll(Duration.ofMillis(300)).forEach(r -> {
+                    if (r.value().getRootBlock() == chain[0]) {
+                        got.add(r.value());
+                        assertThat(r.key()).isEqualTo(dev.kvrouter.redis.ViewLayout.hex(chain[0]));
+                    }
+                });
+            }
+        }
+        assertThat(got).as("a recommendation to warm the prefix on %s", idle.id).anyMatch(r -> r.getEngineId().equals(idle.id));
+        assertThat(got).as("never on an engine that holds it").noneMatch(r -> r.getEngineId().equals(holder.id));
+        ReplicationRecommendation r = got.stream().filter(x -> x.getEngineId().equals(idle.id)).findFirst().orElseThrow();
+        assertThat(r.getHolders()).containsExactly(holder.id);
+        assertThat(r.getSourceEngine()).isEqualTo(holder.id);
+        assertThat(r.getLiveReplicas()).isEqualTo(1);
+        assertThat(r.getTargetReplicas()).as("the holder is not above the fleet mean").isEqualTo(2);
+        assertThat(r.getPrefixBlockHashes()).as("the blocks the requests share")
+                .containsExactly(chain[0], chain[1], chain[2]);
+        assertThat(r.getRequests()).isGreaterThanOrEqualTo(3);
     }
 
     // --- helpers ------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import dev.kvrouter.jobs.replicas.HotPrefix;
+import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
@@ -27,10 +28,14 @@ import org.apache.flink.util.OutputTag;
  * <p>An entry expires when its confidence exp(-age / residency) would fall below the floor; the
  * engine side computed that instant ({@code expireAtMs}) from the engine's residency. A
  * processing-time timer per expiry removes it; a block with no holder left has no state at all.
+ *
+ * <p>The second input is hot prefixes, keyed by their first block: each leaves on
+ * {@link #HOT_PREFIXES} with that block's holders, for the replica planner (nothing is kept).
  */
-public final class PrefixLocationTable extends KeyedProcessFunction<Long, LocationUpdate, ViewWrite> {
+public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, LocationUpdate, HotPrefix, ViewWrite> {
 
     public static final OutputTag<ViewChange> VIEW_CHANGES = new OutputTag<>("view-changes") {};
+    public static final OutputTag<HotPrefix> HOT_PREFIXES = new OutputTag<>("hot-prefix-holders") {};
 
     private transient MapState<String, Holder> holders;
 
@@ -41,7 +46,7 @@ public final class PrefixLocationTable extends KeyedProcessFunction<Long, Locati
     }
 
     @Override
-    public void processElement(LocationUpdate u, Context ctx, Collector<ViewWrite> out) throws Exception {
+    public void processElement1(LocationUpdate u, Context ctx, Collector<ViewWrite> out) throws Exception {
         long now = ctx.timerService().currentProcessingTime();
         Holder old = holders.get(u.engine);
         if (u.stored) {
@@ -62,6 +67,16 @@ public final class PrefixLocationTable extends KeyedProcessFunction<Long, Locati
             emit(ctx.getCurrentKey(), old.tag, u.eventTimeMs, out);
             ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.REMOVE, 0, old, old.version + 1, u.eventTimeMs, u.cause));
         }
+    }
+
+    @Override
+    public void processElement2(HotPrefix p, Context ctx, Collector<ViewWrite> out) throws Exception {
+        TreeMap<String, Holder> sorted = new TreeMap<>();
+        for (Map.Entry<String, Holder> e : holders.entries()) {
+            sorted.put(e.getKey(), e.getValue());
+        }
+        p.holders = sorted.keySet().toArray(new String[0]);
+        ctx.output(HOT_PREFIXES, p);
     }
 
     // Timer path: one timer per holder expiry. Holders past their expiry leave; a block left with

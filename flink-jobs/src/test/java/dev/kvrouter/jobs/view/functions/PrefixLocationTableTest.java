@@ -10,7 +10,8 @@ import dev.kvrouter.view.ViewOp;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import dev.kvrouter.jobs.replicas.HotPrefix;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -21,11 +22,12 @@ class PrefixLocationTableTest {
     private static final long BLOCK = 0xabcdef0123456789L;
     private static final long TAG = 42;
 
-    private KeyedOneInputStreamOperatorTestHarness<Long, LocationUpdate, ViewWrite> harness;
+    private KeyedTwoInputStreamOperatorTestHarness<Long, LocationUpdate, HotPrefix, ViewWrite> harness;
 
     @BeforeEach
     void open() throws Exception {
-        harness = ProcessFunctionTestHarnesses.forKeyedProcessFunction(new PrefixLocationTable(), u -> u.blockHash, Types.LONG);
+        harness = ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(new PrefixLocationTable(),
+                u -> u.blockHash, p -> p.rootBlock, Types.LONG);
         harness.setProcessingTime(1_000);
     }
 
@@ -36,8 +38,8 @@ class PrefixLocationTableTest {
 
     @Test
     void holdersExpireAtTheirOwnTimeAndTheBlockLeavesNoStateOrTimerBehind() throws Exception {
-        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 5_000, "GPU", 1_000), 1_000);
-        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e2", 1_000, 3, 8_000, "GPU", 1_000), 1_000);
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 5_000, "GPU", 1_000), 1_000);
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e2", 1_000, 3, 8_000, "GPU", 1_000), 1_000);
         assertThat(values()).containsExactly(
                 ViewLayout.holder("e1", 1_000, 0),
                 ViewLayout.holder("e1", 1_000, 0) + "," + ViewLayout.holder("e2", 1_000, 3));
@@ -63,10 +65,10 @@ class PrefixLocationTableTest {
 
     @Test
     void aRemovalFromAnOlderEpochDoesNotTouchANewerEntry() throws Exception {
-        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 2, 9_000, null, 1_000), 1_000);
-        harness.processElement(LocationUpdate.remove(BLOCK, TAG, "e1", 1, 1_500, "engine-dead"), 1_500);
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 2, 9_000, null, 1_000), 1_000);
+        harness.processElement1(LocationUpdate.remove(BLOCK, TAG, "e1", 1, 1_500, "engine-dead"), 1_500);
         assertThat(harness.extractOutputValues()).hasSize(1);
-        harness.processElement(LocationUpdate.remove(BLOCK, TAG, "e1", 2, 1_600, "removed"), 1_600);
+        harness.processElement1(LocationUpdate.remove(BLOCK, TAG, "e1", 2, 1_600, "removed"), 1_600);
         assertThat(last().value).isNull();
         assertThat(harness.numKeyedStateEntries()).isZero();
         // The expiry timer is still pending; when it fires it finds nothing and leaves nothing.
@@ -77,10 +79,26 @@ class PrefixLocationTableTest {
 
     @Test
     void versionsOfALocationOnlyGoUp() throws Exception {
-        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
-        harness.processElement(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
-        harness.processElement(LocationUpdate.remove(BLOCK, TAG, "e1", 0, 1_000, "removed"), 1_000);
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
+        harness.processElement1(LocationUpdate.remove(BLOCK, TAG, "e1", 0, 1_000, "removed"), 1_000);
         assertThat(changes()).extracting(ViewChange::getVersion).containsExactly(1_000L, 1_001L, 1_002L);
+    }
+
+    @Test
+    void aHotPrefixLeavesWithItsFirstBlocksHoldersAndChangesNothing() throws Exception {
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e2", 1_000, 0, 9_000, null, 1_000), 1_000);
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
+        HotPrefix held = new HotPrefix();
+        held.rootBlock = BLOCK;
+        harness.processElement2(held, 1_100);
+        HotPrefix nowhere = new HotPrefix();
+        nowhere.rootBlock = BLOCK + 1;
+        harness.processElement2(nowhere, 1_100);
+        assertThat(harness.getSideOutput(PrefixLocationTable.HOT_PREFIXES)).extracting(r -> List.of(r.getValue().holders))
+                .containsExactly(List.of("e1", "e2"), List.of());
+        assertThat(harness.extractOutputValues()).as("no view write for a lookup").hasSize(2);
+        assertThat(harness.numKeyedStateEntries()).as("the block's holders, nothing for the prefixes").isEqualTo(1);
     }
 
     private List<String> values() {

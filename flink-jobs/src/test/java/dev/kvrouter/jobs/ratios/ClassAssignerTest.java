@@ -1,0 +1,78 @@
+package dev.kvrouter.jobs.ratios;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.jobs.replicas.HotPrefix;
+import java.util.List;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class ClassAssignerTest {
+
+    private OneInputStreamOperatorTestHarness<JoinedRequest, JoinedRequest> harness;
+
+    @BeforeEach
+    void open() throws Exception {
+        // hot at 3, warm at 2; a hot prefix leaves at most every 1000 ms with at most 4 blocks
+        harness = ProcessFunctionTestHarnesses.forProcessFunction(new ClassAssigner(100, 3, 2, 1_000, 4));
+        harness.setProcessingTime(0);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        harness.close();
+    }
+
+    private void request(String id, String label, long... blocks) throws Exception {
+        JoinedRequest r = new JoinedRequest();
+        r.requestId = id;
+        r.prefixClass = label;
+        r.rootBlock = blocks[0];
+        r.promptBlocks = blocks;
+        harness.processElement(r, 0);
+    }
+
+    private List<HotPrefix> hot() {
+        return harness.getSideOutput(ClassAssigner.HOT_PREFIXES) == null ? List.of()
+                : harness.getSideOutput(ClassAssigner.HOT_PREFIXES).stream().map(StreamRecord::getValue).toList();
+    }
+
+    @Test
+    void unlabeledRequestsAreClassedByPopularityAndLabeledOnesCountToo() throws Exception {
+        request("r1", null, 7, 1);
+        request("r2", "app", 7, 2);
+        request("r3", null, 7, 3);
+        request("r4", null, 9, 1);
+        assertThat(harness.extractOutputValues()).extracting(r -> r.prefixClass)
+                .containsExactly("one-shot", "app", "hot", "one-shot");
+        assertThat(harness.extractOutputValues()).allMatch(r -> r.promptBlocks == null);
+    }
+
+    @Test
+    void aHotPrefixLeavesOncePerIntervalWithTheBlocksItsRequestsShare() throws Exception {
+        request("r1", null, 7, 1, 2, 3, 4, 5, 6);
+        request("r2", null, 7, 1, 2, 3, 4, 5, 6);
+        assertThat(hot()).as("not hot yet (2 < 3)").isEmpty();
+        request("r3", null, 7, 1, 2, 3, 4, 5, 6);
+        assertThat(hot()).as("hot, but one request since: not a prefix yet").isEmpty();
+        request("r4", "app", 7, 1, 2, 9);
+        assertThat(hot()).hasSize(1);
+        HotPrefix p = hot().get(0);
+        assertThat(p.rootBlock).isEqualTo(7);
+        assertThat(p.prefixBlocks).as("r3 capped at 4 blocks, r4 shares 3").containsExactly(7, 1, 2);
+        assertThat(p.requests).isEqualTo(4);
+        assertThat(p.exemplarRequestId).isEqualTo("r4");
+        assertThat(p.prefixClass).isEqualTo("app");
+
+        request("r5", null, 7, 1, 5);
+        assertThat(hot()).as("within the interval").hasSize(1);
+        harness.setProcessingTime(1_000);
+        request("r6", null, 7, 1, 2);
+        assertThat(hot()).hasSize(2);
+        assertThat(hot().get(1).prefixBlocks).containsExactly(7, 1);
+    }
+}
