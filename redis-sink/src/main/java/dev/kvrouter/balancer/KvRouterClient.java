@@ -29,9 +29,18 @@ public final class KvRouterClient implements AutoCloseable {
      * @param reason        AFFINITY, REPLICA, SPILL_HOT, SPILL_BUSY, COLD, FALLBACK_LOAD_ONLY, NO_VIEW
      * @param viewAgeMs     age of the view at the pick; -1 when there was none
      * @param confidence    confidence that the matched blocks are still there, 0..1
+     * @param saving        the cost view: expected outcome and what it saves
+     * @param handoff       disaggregated serving: the decode engine and the hand-off's milliseconds; NONE without a DECODE pool
      */
     public record Pick(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Source source,
-                       PickPolicy.Saving saving) {}
+                       PickPolicy.Saving saving, PickPolicy.Handoff handoff) {
+
+        /** A pick in a unified fleet (no decode pool). */
+        public Pick(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Source source,
+                    PickPolicy.Saving saving) {
+            this(engineId, matchedBlocks, reason, viewAgeMs, confidence, source, saving, PickPolicy.Handoff.NONE);
+        }
+    }
 
     /**
      * @param maxViewAge       older than this, the view is not trusted: least-loaded routing instead
@@ -211,8 +220,10 @@ public final class KvRouterClient implements AutoCloseable {
                 : engine.isEmpty() ? Source.NO_ENGINE : Source.VIEW;
         PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(5), ((Long) answer.get(6)).intValue(),
                 Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)));
+        PickPolicy.Handoff handoff = ((String) answer.get(9)).isEmpty() ? PickPolicy.Handoff.NONE
+                : new PickPolicy.Handoff((String) answer.get(9), Double.parseDouble((String) answer.get(10)));
         return new Pick(engine, ((Long) answer.get(1)).intValue(), reason, age, Double.parseDouble((String) answer.get(4)), source,
-                saving);
+                saving, handoff);
     }
 
     /** Two reads (the root from its cache when fresh) and {@link PickPolicy}: the same answer as kvr_pick. */
@@ -247,7 +258,8 @@ public final class KvRouterClient implements AutoCloseable {
                     System.currentTimeMillis(), options.maxViewAge().toMillis());
             Source source = "FALLBACK_LOAD_ONLY".equals(c.reason()) ? Source.FALLBACK_STALE_VIEW
                     : c.engineId().isEmpty() ? Source.NO_ENGINE : Source.VIEW;
-            return new Pick(c.engineId(), c.matchedBlocks(), c.reason(), c.viewAgeMs(), c.confidence(), source, c.saving());
+            return new Pick(c.engineId(), c.matchedBlocks(), c.reason(), c.viewAgeMs(), c.confidence(), source, c.saving(),
+                    c.handoff());
         } catch (RedisException e) {
             return leastLoaded(Source.FALLBACK_REDIS_DOWN);
         }
@@ -295,10 +307,15 @@ public final class KvRouterClient implements AutoCloseable {
         Map<String, String> known = lastEngines;
         List<Map.Entry<String, EngineEntry>> live = new ArrayList<>();
         known.forEach((id, v) -> live.add(Map.entry(id, EngineEntry.decode(v))));
+        Comparator<Map.Entry<String, EngineEntry>> byLoad =
+                Comparator.<Map.Entry<String, EngineEntry>>comparingInt(e -> e.getValue().load()).thenComparing(Map.Entry::getKey);
+        // Under disaggregated serving the decode pool is named too; the hand-off is not priced here.
+        PickPolicy.Handoff handoff = live.stream().filter(e -> e.getValue().decodeOnly() && !"DRAINING".equals(e.getValue().status()))
+                .min(byLoad).map(e -> new PickPolicy.Handoff(e.getKey(), 0)).orElse(PickPolicy.Handoff.NONE);
         return live.stream()
-                .filter(e -> !"DRAINING".equals(e.getValue().status()))
-                .min(Comparator.<Map.Entry<String, EngineEntry>>comparingInt(e -> e.getValue().load()).thenComparing(Map.Entry::getKey))
-                .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE))
+                .filter(e -> !"DRAINING".equals(e.getValue().status()) && !e.getValue().decodeOnly())
+                .min(byLoad)
+                .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE, handoff))
                 .orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));
     }
 

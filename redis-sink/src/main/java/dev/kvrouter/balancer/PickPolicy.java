@@ -74,31 +74,49 @@ public final class PickPolicy {
             return Math.round(tokens * usdPerMillion) / 1_000_000.0;
         }
 
-        private static double round1(double v) {
+        static double round1(double v) {
             return Math.round(v * 10) / 10.0;
         }
     }
 
-    public record Choice(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Saving saving) {}
+    /**
+     * Disaggregated serving: the decode engine the prefill engine hands the prompt's KV to, and how
+     * long that hand-off takes (on the TTFT path, whatever the prefix cache saved). NONE when the
+     * fleet has no DECODE pool.
+     */
+    public record Handoff(String decodeEngineId, double ms) {
+        public static final Handoff NONE = new Handoff("", 0);
+    }
+
+    public record Choice(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Saving saving,
+                         Handoff handoff) {}
 
     public static Choice choose(ViewRead view, long nowMs, long maxViewAgeMs) {
         long age = nowMs - view.updatedMs();
         double horizon = -Math.log(view.floor());
+        // Prompts go to BOTH and PREFILL engines; a DECODE pool only takes hand-offs, with its own mean.
         Map<String, EngineEntry> live = new HashMap<>();
+        Map<String, EngineEntry> decoders = new HashMap<>();
         double total = 0;
         for (var e : view.engines().entrySet()) {
             String s = e.getValue().status();
             if (!"DEAD".equals(s) && !"RESTARTED".equals(s)) {
-                live.put(e.getKey(), e.getValue());
-                total += e.getValue().load();
+                if (e.getValue().decodeOnly()) {
+                    decoders.put(e.getKey(), e.getValue());
+                } else {
+                    live.put(e.getKey(), e.getValue());
+                    total += e.getValue().load();
+                }
             }
         }
         double mean = live.isEmpty() ? 0 : total / live.size();
+        Handoff handoff = handoff(decoders, view);
         if (age > maxViewAgeMs || view.blocks().isEmpty()) {
-            return new Choice(leastLoaded(live, mean, view), 0, age > maxViewAgeMs ? "FALLBACK_LOAD_ONLY" : "COLD", age, 0, Saving.NONE);
+            return new Choice(leastLoaded(live, mean, view), 0, age > maxViewAgeMs ? "FALLBACK_LOAD_ONLY" : "COLD", age, 0, Saving.NONE,
+                    handoff);
         }
         if (view.classAffinityOff()) {
-            return new Choice(leastLoaded(live, mean, view), 0, "NO_AFFINITY_CLASS", age, 0, Saving.NONE);
+            return new Choice(leastLoaded(live, mean, view), 0, "NO_AFFINITY_CLASS", age, 0, Saving.NONE, handoff);
         }
         Map<String, Integer> depth = new HashMap<>();
         Map<String, Double> conf = new HashMap<>();
@@ -122,7 +140,7 @@ public final class PickPolicy {
             }
         }
         if (depth.isEmpty()) {
-            return new Choice(leastLoaded(live, mean, view), 0, "COLD", age, 0, Saving.NONE);
+            return new Choice(leastLoaded(live, mean, view), 0, "COLD", age, 0, Saving.NONE, handoff);
         }
         // Holders within 10 % of the best score are replicas of the same prefix: least loaded first,
         // so a hot prefix spreads over its replicas by load; the rest follow by score (for REPLICA).
@@ -147,14 +165,31 @@ public final class PickPolicy {
         }
         if (why == null) {
             return new Choice(first, depth.get(first), "AFFINITY", age, round(conf.get(first)),
-                    view.cost().of(depth.get(first), bestDepth));
+                    view.cost().of(depth.get(first), bestDepth), handoff);
         }
         for (String id : ranked.subList(1, ranked.size())) {
             if (overloaded(live.get(id), mean, view.busyFactor()) == null && !view.overClientCap(id)) {
-                return new Choice(id, depth.get(id), "REPLICA", age, round(conf.get(id)), view.cost().of(depth.get(id), bestDepth));
+                return new Choice(id, depth.get(id), "REPLICA", age, round(conf.get(id)), view.cost().of(depth.get(id), bestDepth), handoff);
             }
         }
-        return new Choice(leastLoaded(live, mean, view), 0, why, age, 0, view.cost().of(0, bestDepth));
+        return new Choice(leastLoaded(live, mean, view), 0, why, age, 0, view.cost().of(0, bestDepth), handoff);
+    }
+
+    /** The least loaded ready, not hot decode engine (else the least loaded), and the whole prompt's KV hand-off to it. */
+    static Handoff handoff(Map<String, EngineEntry> decoders, ViewRead view) {
+        if (decoders.isEmpty()) {
+            return Handoff.NONE;
+        }
+        double mean = decoders.values().stream().mapToInt(EngineEntry::load).average().orElse(0);
+        String best = leastLoaded(decoders, id -> "READY".equals(decoders.get(id).status())
+                && !(mean > 0 && decoders.get(id).load() > view.busyFactor() * mean));
+        if (best.isEmpty()) {
+            best = leastLoaded(decoders, id -> true);
+        }
+        Cost c = view.cost();
+        double ms = c.kvBytesPerToken() == null || c.fabricBytesPerS() == null ? 0
+                : (double) view.blocks().size() * c.chunkTokens() * c.kvBytesPerToken() / c.fabricBytesPerS() * 1000;
+        return new Handoff(best, Cost.round1(ms));
     }
 
     /** Confidence of one holder entry, 0 when it does not count (unknown engine, old epoch, below the floor). */

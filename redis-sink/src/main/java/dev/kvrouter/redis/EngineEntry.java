@@ -2,7 +2,7 @@ package dev.kvrouter.redis;
 
 /**
  * An engine as the view publishes it, the value of its field in {@code <prefix>engines}:
- * {@code status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms}.
+ * {@code status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms|role}.
  *
  * @param status      READY, BUSY, SUSPECT, DRAINING (DEAD and RESTARTED engines are removed)
  * @param kvPermille  KV cache usage in thousandths
@@ -10,13 +10,23 @@ package dev.kvrouter.redis;
  *                    there with confidence {@code exp(-a / tau)}
  * @param epoch       bumped when the engine restarts or is declared dead: older entries are void
  * @param unsynced    events were lost (sequence gap): confidence is halved until it resyncs
+ * @param role        BOTH (unified serving), or PREFILL / DECODE (the pools of disaggregated serving)
  */
 public record EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch,
-                          boolean unsynced, long updatedMs) {
+                          boolean unsynced, long updatedMs, String role) {
+
+    public static final String BOTH = "BOTH";
+    public static final String DECODE = "DECODE";
+
+    /** A unified-serving engine (role BOTH). */
+    public EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch, boolean unsynced,
+                       long updatedMs) {
+        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, updatedMs, BOTH);
+    }
 
     public String encode() {
         return status + '|' + waiting + '|' + running + '|' + kvPermille + '|' + tauMs + '|' + epoch + '|'
-                + (unsynced ? '1' : '0') + '|' + updatedMs;
+                + (unsynced ? '1' : '0') + '|' + updatedMs + '|' + role;
     }
 
     public static EngineEntry decode(String value) {
@@ -25,7 +35,13 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
             throw new IllegalArgumentException("not an engine entry: " + value);
         }
         return new EngineEntry(f[0], Integer.parseInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]),
-                Long.parseLong(f[4]), Long.parseLong(f[5]), "1".equals(f[6]), Long.parseLong(f[7]));
+                Long.parseLong(f[4]), Long.parseLong(f[5]), "1".equals(f[6]), Long.parseLong(f[7]),
+                f.length > 8 && !f[8].isEmpty() ? f[8] : BOTH);
+    }
+
+    /** A decode-pool engine: it takes hand-offs, not prompts. */
+    public boolean decodeOnly() {
+        return DECODE.equals(role);
     }
 
     public int load() {

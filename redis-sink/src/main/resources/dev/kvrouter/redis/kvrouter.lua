@@ -2,19 +2,20 @@
 
 -- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
-local LAYOUT = 4
+local LAYOUT = 5
 
--- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms
+-- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms|role
 local function parse_engine(v)
   local f = {}
   for part in string.gmatch(v, '([^|]*)|?') do
     f[#f + 1] = part
-    if #f == 8 then break end
+    if #f == 9 then break end
   end
   return {
     status = f[1], waiting = tonumber(f[2]) or 0, running = tonumber(f[3]) or 0,
     kv = tonumber(f[4]) or 0, tau = tonumber(f[5]) or 1, epoch = f[6],
     unsynced = f[7] == '1', updated = tonumber(f[8]) or 0,
+    decode_only = f[9] == 'DECODE',
   }
 end
 
@@ -55,7 +56,8 @@ end
 --       (16 hex digits each)
 -- Returns: engine, matched blocks, reason, view age ms (-1 without a view), confidence (string),
 --          expected outcome (HIT, TRANSFER, COLD), prompt tokens it saves recomputing, their price
---          in dollars (string), prefill milliseconds saved (string)
+--          in dollars (string), prefill milliseconds saved (string), decode engine ('' unless the
+--          fleet has a DECODE pool), prefill-to-decode hand-off milliseconds on the TTFT path (string)
 local function pick(keys, args)
   local max_age = tonumber(args[1])
   local class = args[2]
@@ -66,7 +68,7 @@ local function pick(keys, args)
   local meta = redis.call('HMGET', keys[1], 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
     'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input')
   if not meta[1] then
-    return {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0'}
+    return {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0'}
   end
   local age = now - tonumber(meta[1])
   local busy_factor = tonumber(meta[2]) or 2
@@ -80,6 +82,7 @@ local function pick(keys, args)
   local fabric = tonumber(meta[9])
   local price = tonumber(meta[10]) or 0
 
+  local with_decode -- the decode pool's part, defined once the engine table is read
   -- The cost view: what the placement is expected to save. A hit skips the matched prefill; when the
   -- request lands away from the best holder, moving that holder's KV pays if it is faster than
   -- recomputing it (a transfer); else it is a cold start.
@@ -100,7 +103,7 @@ local function pick(keys, args)
     result[7] = tokens
     result[8] = string.format('%.6f', tokens * price / 1000000)
     result[9] = string.format('%.1f', saved_ms)
-    return result
+    return with_decode(result)
   end
 
   -- The client's requests in flight per engine (kept by the job from decisions and outcomes).
@@ -121,18 +124,45 @@ local function pick(keys, args)
     return ((inflight[id] or 0) + 1) / (client_total + 1) > client_cap
   end
 
+  -- Prompts go to BOTH and PREFILL engines; a DECODE pool (disaggregated serving) only takes the
+  -- hand-off, so it is kept apart, with its own mean.
   local engines, live, total_load = {}, 0, 0
+  local decoders, decode_live, decode_load = {}, 0, 0
   local flat = redis.call('HGETALL', keys[2])
   for i = 1, #flat, 2 do
     local e = parse_engine(flat[i + 1])
     if e.status ~= 'DEAD' and e.status ~= 'RESTARTED' then
       e.load = e.waiting + e.running
-      engines[flat[i]] = e
-      live = live + 1
-      total_load = total_load + e.load
+      if e.decode_only then
+        decoders[flat[i]] = e
+        decode_live = decode_live + 1
+        decode_load = decode_load + e.load
+      else
+        engines[flat[i]] = e
+        live = live + 1
+        total_load = total_load + e.load
+      end
     end
   end
   local mean = live > 0 and total_load / live or 0
+  local decode_mean = decode_live > 0 and decode_load / decode_live or 0
+
+  -- Disaggregated serving: the least loaded decode engine that is ready and not hot (else the least
+  -- loaded), and the whole prompt's KV hand-off to it, on the TTFT path whatever the cache saved.
+  with_decode = function(result)
+    local best, best_load, fallback, fallback_load = '', math.huge, '', math.huge
+    for id, e in pairs(decoders) do
+      if e.load < fallback_load or (e.load == fallback_load and id < fallback) then fallback, fallback_load = id, e.load end
+      local fit = e.status == 'READY' and not (decode_mean > 0 and e.load > busy_factor * decode_mean)
+      if fit and (e.load < best_load or (e.load == best_load and id < best)) then best, best_load = id, e.load end
+    end
+    if best == '' then best = fallback end
+    local handoff_ms = 0
+    if best ~= '' and kv_bytes and fabric then handoff_ms = n * chunk * kv_bytes / fabric * 1000 end
+    result[10] = best
+    result[11] = string.format('%.1f', handoff_ms)
+    return result
+  end
 
   local function overloaded(id)
     local e = engines[id]

@@ -232,6 +232,34 @@ class PickFunctionITCase {
     }
 
     @Test
+    void disaggregatedServingPlacesPromptsOnThePrefillPoolAndPricesTheHandOffToTheLeastLoadedDecodeEngine() {
+        redis.hset(layout.metaKey(), Map.of("chunk_tokens", "16", "kv_bytes_per_token", "131072",
+                "prefill_tokens_per_s", "10000", "fabric_bytes_per_s", "25000000000"));
+        assertThat(pick(router, chain).handoff()).as("no decode pool: no hand-off").isEqualTo(PickPolicy.Handoff.NONE);
+        engine("d1", "READY", 5, 1, "DECODE");
+        engine("d2", "READY", 2, 1, "DECODE");
+        engine("d3", "BUSY", 0, 1, "DECODE");
+        engine("d4", "READY", 0, 1, "DECODE");
+        hold(1, "e1", "d4"); // a decode engine's cache is not for prompts
+        hold(2, "e1", "d4");
+        engine("e1", "READY", 2, 1, "PREFILL");
+        engine("e2", "READY", 1, 1, "PREFILL");
+        engine("e3", "READY", 2, 1); // a unified engine takes prompts too
+        Pick p = pick(router, chain);
+        assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 2, "AFFINITY");
+        // All 4 prompt blocks (64 tokens x 128 KiB = 8 MiB) move to d4 at 25 GB/s: 0.34 ms on the TTFT path,
+        // whatever the cache saved (2 blocks, 3.2 ms of prefill). d3 has less load but is busy; d4 is the least loaded.
+        assertThat(p.handoff()).isEqualTo(new PickPolicy.Handoff("d4", 0.3));
+        assertThat(p.saving()).isEqualTo(new PickPolicy.Saving("HIT", 32, 0, 3.2));
+        // The decode pool's own mean, 7 / 4 = 1.75: d1 (5) is over 2 x 1.75, d2 (2) is fine.
+        engine("d4", "DRAINING", 0, 1, "DECODE");
+        assertThat(pick(router, chain).handoff().decodeEngineId()).isEqualTo("d2");
+        // One block: 16 tokens, 2 MiB, 0.08 ms.
+        assertThat(pick(router, new long[] {1})).as("a cold prompt goes to the least loaded prefill engine")
+                .extracting(Pick::engineId, p2 -> p2.handoff().ms()).containsExactly("e2", 0.1);
+    }
+
+    @Test
     void anUnknownPromptIsColdOnTheLeastLoadedEngine() {
         assertThat(pick(router, new long[] {1, 2, 3})).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e3", 0, "COLD");
@@ -244,7 +272,11 @@ class PickFunctionITCase {
     }
 
     private void engine(String id, String status, int load, long epoch) {
-        redis.hset(layout.enginesKey(), id, new EngineEntry(status, load, 0, 500, TAU, epoch, false, now).encode());
+        engine(id, status, load, epoch, EngineEntry.BOTH);
+    }
+
+    private void engine(String id, String status, int load, long epoch, String role) {
+        redis.hset(layout.enginesKey(), id, new EngineEntry(status, load, 0, 500, TAU, epoch, false, now, role).encode());
     }
 
     /** Block at 1-based position held by engines stored now, epoch 1. */

@@ -56,6 +56,9 @@ public final class ReplicaPlanner extends KeyedCoProcessFunction<String, HotPref
         Map<String, ReplicaTargets.Engine> fleet = new TreeMap<>();
         for (Map.Entry<String, EngineStatus> e : engines.entries()) {
             EngineStatus s = e.getValue();
+            if ("DECODE".equals(s.role)) {
+                continue; // the decode pool of disaggregated serving takes hand-offs, not prompts
+            }
             fleet.put(s.engine, new ReplicaTargets.Engine(s.engine, s.health, s.waiting + s.running, s.unsynced));
         }
         List<String> holders = p.holders == null ? List.of() : Arrays.asList(p.holders);

@@ -116,9 +116,9 @@ public final class RoutingViewWorkflow {
     }
 
     /** Dead engines leave the engine table; pick then ignores every entry of theirs. */
-    static ViewWrite engineWrite(EngineStatus s) {
+    public static ViewWrite engineWrite(EngineStatus s) {
         EngineEntry entry = "DEAD".equals(s.health) ? null : new EngineEntry(s.health, s.waiting, s.running,
-                (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs), s.epoch, s.unsynced, s.tsMs);
+                (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs), s.epoch, s.unsynced, s.tsMs, s.role);
         return ViewWrite.engine(s.engine, entry, s.tsMs);
     }
 

@@ -147,6 +147,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         h.kvUsed = load.getKvBlocksUsed();
         h.kvCapacity = load.getKvBlocksCapacity();
         h.lifecycle = load.getLifecycle().name();
+        h.role = load.getRole().name();
         h.lastSeenMs = now;
         h.lastLoadMs = now;
         String next = liveHealth(h);
@@ -322,6 +323,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         s.waiting = h.waiting;
         s.running = h.running;
         s.kvUsage = h.kvCapacity > 0 ? (double) h.kvUsed / h.kvCapacity : 0;
+        s.role = h.role;
         s.residencyMs = (long) Math.min(maxResidencyMs, effectiveResidencyMs(h));
         s.epoch = h.epoch;
         s.unsynced = now < h.unsyncedUntilMs;

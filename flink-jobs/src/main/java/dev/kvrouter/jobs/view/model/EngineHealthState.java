@@ -13,6 +13,8 @@ public class EngineHealthState {
     public long kvUsed;
     public long kvCapacity;
     public String lifecycle = "UNKNOWN";
+    /** BOTH, or PREFILL / DECODE under disaggregated serving, as the engine last reported. */
+    public String role = "BOTH";
     /** Learned store-to-remove lifetime, ms (before memory pressure). */
     public double residencyMs;
     /** Until when (processing time) the engine counts as unsynced after a sequence gap; 0 when synced. */

@@ -9,6 +9,8 @@ public class EngineStatus {
     public int waiting;
     public int running;
     public double kvUsage;
+    /** BOTH, PREFILL or DECODE. */
+    public String role = "BOTH";
     public long residencyMs;
     public long epoch;
     public boolean unsynced;

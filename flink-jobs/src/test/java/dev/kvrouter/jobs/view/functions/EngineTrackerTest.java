@@ -140,6 +140,19 @@ class EngineTrackerTest {
     }
 
     @Test
+    void theRoleAnEngineReportsReachesTheEngineTable() throws Exception {
+        open(TestConfigs.with());
+        harness.processElement2(load(0, 1), 0);
+        assertThat(lastStatus().role).as("no role reported: unified serving").isEqualTo("BOTH");
+        EngineLoad decode = load(0, 1);
+        decode.setRole(dev.kvrouter.events.EngineRole.DECODE);
+        harness.setProcessingTime(1_000);
+        harness.processElement2(decode, 1_000);
+        assertThat(lastStatus().role).isEqualTo("DECODE");
+        assertThat(dev.kvrouter.jobs.view.RoutingViewWorkflow.engineWrite(lastStatus()).value).endsWith("|DECODE");
+    }
+
+    @Test
     void aSequenceResetDropsTheEntriesAndMovesTheEpoch() throws Exception {
         open(TestConfigs.with());
         harness.processElement2(load(0, 1), 0);
