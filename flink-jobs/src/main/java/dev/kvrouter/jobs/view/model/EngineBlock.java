@@ -1,10 +1,23 @@
 package dev.kvrouter.jobs.view.model;
 
+import java.io.IOException;
+import java.lang.reflect.Type;
+import java.util.Map;
+import org.apache.flink.api.common.typeinfo.TypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+
 /**
  * What the pipeline knows of one engine block: the canonical blocks it completes and the chain
  * state after it, so the engine's next block (naming this one as parent) can be placed, and a
- * removal (engine hash only) can be applied.
+ * removal (engine hash only) can be applied. Never changed once stored (see
+ * {@link ImmutableValueSerializer}).
  */
+@TypeInfo(EngineBlock.Factory.class)
 public class EngineBlock {
     /** Canonical hashes completed within this engine block (usually one; none when the chunk is bigger). */
     public long[] canonical;
@@ -21,4 +34,55 @@ public class EngineBlock {
     public long storedAtMs;
 
     public EngineBlock() {}
+
+    public static final class Factory extends TypeInfoFactory<EngineBlock> {
+        @Override
+        public TypeInformation<EngineBlock> createTypeInfo(Type t, Map<String, TypeInformation<?>> genericParameters) {
+            return new ImmutableValueTypeInfo<>(EngineBlock.class, Serializer.INSTANCE);
+        }
+    }
+
+    public static final class Serializer extends ImmutableValueSerializer<EngineBlock> {
+        static final Serializer INSTANCE = new Serializer();
+
+        @Override
+        public EngineBlock createInstance() {
+            return new EngineBlock();
+        }
+
+        @Override
+        public void serialize(EngineBlock b, DataOutputView out) throws IOException {
+            writeLongs(b.canonical, out);
+            writeLongs(b.tags, out);
+            out.writeLong(b.chainTip);
+            out.writeInt(b.depth);
+            out.writeLong(b.anchor);
+            writeInts(b.partial, out);
+            out.writeLong(b.storedAtMs);
+        }
+
+        @Override
+        public EngineBlock deserialize(DataInputView in) throws IOException {
+            EngineBlock b = new EngineBlock();
+            b.canonical = readLongs(in);
+            b.tags = readLongs(in);
+            b.chainTip = in.readLong();
+            b.depth = in.readInt();
+            b.anchor = in.readLong();
+            b.partial = readInts(in);
+            b.storedAtMs = in.readLong();
+            return b;
+        }
+
+        @Override
+        public TypeSerializerSnapshot<EngineBlock> snapshotConfiguration() {
+            return new Snapshot();
+        }
+    }
+
+    public static final class Snapshot extends SimpleTypeSerializerSnapshot<EngineBlock> {
+        public Snapshot() {
+            super(() -> Serializer.INSTANCE);
+        }
+    }
 }

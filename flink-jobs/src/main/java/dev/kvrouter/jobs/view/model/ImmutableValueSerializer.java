@@ -1,0 +1,103 @@
+package dev.kvrouter.jobs.view.model;
+
+import java.io.IOException;
+import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+
+/**
+ * A hand-written serializer for a state value the job never changes once stored (a new value
+ * replaces it instead). Copying is then free: the heap backend copies a state entry on first
+ * access during every asynchronous snapshot, and for an engine's block map that meant copying
+ * every block, field by field through reflection, while the pipeline waited. Writing fields
+ * directly also keeps the snapshot's own serialization short on a busy machine.
+ */
+public abstract class ImmutableValueSerializer<T> extends TypeSerializerSingleton<T> {
+
+    @Override
+    public final boolean isImmutableType() {
+        return true;
+    }
+
+    @Override
+    public final T copy(T from) {
+        return from;
+    }
+
+    @Override
+    public final T copy(T from, T reuse) {
+        return from;
+    }
+
+    @Override
+    public final int getLength() {
+        return -1;
+    }
+
+    @Override
+    public final T deserialize(T reuse, DataInputView source) throws IOException {
+        return deserialize(source);
+    }
+
+    @Override
+    public final void copy(DataInputView source, DataOutputView target) throws IOException {
+        serialize(deserialize(source), target);
+    }
+
+    static void writeLongs(long[] values, DataOutputView out) throws IOException {
+        if (values == null) {
+            out.writeInt(-1);
+            return;
+        }
+        out.writeInt(values.length);
+        for (long v : values) {
+            out.writeLong(v);
+        }
+    }
+
+    static long[] readLongs(DataInputView in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return null;
+        }
+        long[] values = new long[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = in.readLong();
+        }
+        return values;
+    }
+
+    static void writeInts(int[] values, DataOutputView out) throws IOException {
+        if (values == null) {
+            out.writeInt(-1);
+            return;
+        }
+        out.writeInt(values.length);
+        for (int v : values) {
+            out.writeInt(v);
+        }
+    }
+
+    static int[] readInts(DataInputView in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return null;
+        }
+        int[] values = new int[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = in.readInt();
+        }
+        return values;
+    }
+
+    static void writeString(String s, DataOutputView out) throws IOException {
+        out.writeBoolean(s != null);
+        if (s != null) {
+            out.writeUTF(s);
+        }
+    }
+
+    static String readString(DataInputView in) throws IOException {
+        return in.readBoolean() ? in.readUTF() : null;
+    }
+}
