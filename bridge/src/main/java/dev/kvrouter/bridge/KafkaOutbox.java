@@ -1,0 +1,206 @@
+package dev.kvrouter.bridge;
+
+import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.events.EngineLoad;
+import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything the bridge sends to Kafka goes through one bounded queue and one sender thread, so a
+ * slow Kafka never blocks the ZMQ receive threads: when the queue is full a new record is dropped
+ * and counted (a dropped batch leaves a sequence gap the job sees). Records are serialized (Avro,
+ * Confluent wire format) by the thread that offers them, so the engines' threads share that work;
+ * the sender only hands bytes to the producer. The producer is idempotent with acks=all, and one
+ * thread sends in arrival order, so each engine's batches reach its partition in order.
+ */
+final class KafkaOutbox implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaOutbox.class);
+
+    private enum Kind { BATCH, LOAD, DEAD_LETTER }
+
+    private record Pending(Kind kind, String topic, String key, byte[] value, long receivedNanos, long eventTsMs, int events) {}
+
+    private final BridgeConfig config;
+    private final BridgeMetrics metrics;
+    private final BlockingQueue<Pending> queue;
+    private final KafkaProducer<String, byte[]> producer;
+    private final RegistryAvroSerializer<SpecificRecord> serializer = new RegistryAvroSerializer<>();
+    private final Thread sender;
+    private volatile boolean running = true;
+    private volatile long lastErrorLogNanos;
+    /** Records offered and not yet acknowledged or failed. */
+    private final AtomicLong unsettled = new AtomicLong();
+
+    KafkaOutbox(BridgeConfig config, BridgeMetrics metrics) {
+        this.config = config;
+        this.metrics = metrics;
+        this.queue = new ArrayBlockingQueue<>(config.queueCapacity());
+        Map<String, Object> producerConfig = producerConfig(config);
+        serializer.configure(producerConfig, false);
+        producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        this.producer = new KafkaProducer<>(producerConfig);
+        this.sender = new Thread(this::sendLoop, "kvr-bridge-sender");
+        sender.setDaemon(true);
+        sender.start();
+    }
+
+    /** The producer settings, with the Avro value serializer (as a plain producer of the same records would have). */
+    static Map<String, Object> producerConfig(BridgeConfig config) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        // A broker that is away stalls only the sender thread, and only this long per record; the
+        // queue in front of it fills and drops meanwhile, which is counted and seen as gaps.
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
+        p.putAll(config.producerOverrides());
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafkaBootstrap());
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class);
+        p.put(RegistrySettings.URL, config.schemaRegistryUrl());
+        return p;
+    }
+
+    /** Queues a batch keyed by engine id; false (and counted as dropped) when the queue is full. */
+    boolean offer(KvEventBatch batch, long receivedNanos) {
+        return offer(Kind.BATCH, config.kvEventsTopic(), batch.getEngineId(), batch, receivedNanos, batch.getTsMs(),
+                batch.getEvents().size());
+    }
+
+    boolean offer(EngineLoad load) {
+        return offer(Kind.LOAD, config.engineLoadTopic(), load.getEngineId(), load, System.nanoTime(), -1, 0);
+    }
+
+    /** Dead letters are keyed by their source, as the job files its own. */
+    boolean offer(DeadLetter letter) {
+        return offer(Kind.DEAD_LETTER, config.deadLetterTopic(), letter.getSourceTopic(), letter, System.nanoTime(), -1, 0);
+    }
+
+    private boolean offer(Kind kind, String topic, String key, SpecificRecord record, long receivedNanos,
+                          long eventTsMs, int events) {
+        // Full already: do not spend the serialization on a record that will be dropped.
+        if (!running || queue.remainingCapacity() == 0) {
+            metrics.droppedQueueFull.increment();
+            return false;
+        }
+        byte[] value;
+        try {
+            value = serializer.serialize(topic, record);
+        } catch (RuntimeException e) {
+            // The registry did not answer or refused the schema: the record cannot be sent.
+            failed(topic, key, e);
+            return false;
+        }
+        if (!queue.offer(new Pending(kind, topic, key, value, receivedNanos, eventTsMs, events))) {
+            metrics.droppedQueueFull.increment();
+            return false;
+        }
+        unsettled.incrementAndGet();
+        metrics.queueDepth = queue.size();
+        return true;
+    }
+
+    private void sendLoop() {
+        while (running || !queue.isEmpty()) {
+            Pending p;
+            try {
+                p = queue.poll(100, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            metrics.queueDepth = queue.size();
+            if (p == null) {
+                continue;
+            }
+            try {
+                producer.send(new ProducerRecord<>(p.topic(), p.key(), p.value()), (meta, error) -> acked(p, error));
+            } catch (RuntimeException e) {
+                // A broker away longer than max.block.ms, or the producer closing.
+                unsettled.decrementAndGet();
+                failed(p.topic(), p.key(), e);
+            }
+        }
+    }
+
+    private void acked(Pending p, Exception error) {
+        unsettled.decrementAndGet();
+        if (error != null) {
+            failed(p.topic(), p.key(), error);
+            return;
+        }
+        metrics.acked.increment();
+        if (p.kind() == Kind.BATCH) {
+            metrics.batchesForwarded.increment();
+            metrics.eventsForwarded.add(p.events());
+            long latency = (System.nanoTime() - p.receivedNanos()) / 1_000_000;
+            metrics.lastAckLatencyMs.set(latency);
+            metrics.maxAckLatencyMs.accumulateAndGet(latency, Math::max);
+            metrics.lastEventAgeMs.set(System.currentTimeMillis() - p.eventTsMs());
+        } else if (p.kind() == Kind.LOAD) {
+            metrics.loadReports.increment();
+        } else {
+            metrics.deadLetters.increment();
+        }
+    }
+
+    private void failed(String topic, String key, Exception error) {
+        metrics.sendErrors.increment();
+        long now = System.nanoTime();
+        // At most one line a second: a broker outage fails every record.
+        if (now - lastErrorLogNanos > 1_000_000_000L) {
+            lastErrorLogNanos = now;
+            LOG.warn("could not send to {} (key {}): {}; such records are lost (counted as send errors)", topic, key,
+                    error.toString());
+        }
+    }
+
+    /** Sends what is queued (for at most {@code timeout}), then closes the producer. */
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(10));
+    }
+
+    void close(Duration timeout) {
+        running = false;
+        try {
+            sender.join(timeout.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        producer.close(timeout);
+        serializer.close();
+    }
+
+    /** Waits until everything queued so far is acknowledged (or failed); for tests and the benchmark. */
+    void flush() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (unsettled.get() > 0 && System.nanoTime() < deadline) {
+            producer.flush();
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+}

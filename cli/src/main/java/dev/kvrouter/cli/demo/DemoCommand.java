@@ -1,0 +1,179 @@
+package dev.kvrouter.cli.demo;
+
+import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.view.RoutingViewJob;
+import dev.kvrouter.sim.SimCommand;
+import dev.kvrouter.stack.LocalStack;
+import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.topics.TopicApplier;
+import dev.kvrouter.topics.TopicCatalog;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.kafka.clients.admin.Admin;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kvr demo}: the whole product on one machine, for a few minutes. Brings up the local stack
+ * (or uses the running one), applies the topics under a prefix of its own, runs the routing-view
+ * job in a MiniCluster, and runs the simulated fleet routed by the view (the Java client's pick on
+ * Redis) beside the other policies on copies of the same fleet, with an engine killed and another
+ * slowed on the way. The four ratios per class print live from the job's ratios topic; at the end
+ * the simulator's report (Markdown and charts) compares the policies. Everything it started, it
+ * stops.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Run the whole pipeline for a few minutes: stack, topics, the Flink job, a simulated fleet routed by the "
+                + "view beside other policies, a live table of the ratios per class, and a report at the end. Stops by itself."})
+public final class DemoCommand implements Callable<Integer> {
+
+    @Option(names = "--duration", defaultValue = "150s",
+            description = "How long requests arrive, e.g. 90s or 3m; the run then drains and reports (default: ${DEFAULT-VALUE}).")
+    String duration;
+
+    @Option(names = "--engines", defaultValue = "6", description = "Simulated engines per policy (default: ${DEFAULT-VALUE}).")
+    int engines;
+
+    @Option(names = "--workload", defaultValue = "mixed",
+            description = "mixed, system-prompt, chat, one-shot or burst (default: ${DEFAULT-VALUE}).")
+    String workload;
+
+    @Option(names = "--failures", description = "Scheduled failures as for 'kvr sim' (default: engine 2 dies at 40 % of the run, "
+            + "engine 1 runs at a quarter of its speed from 60 % for 20 % of it).")
+    String failures;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "Folder of the report (default: .kvr/demo/<run>).")
+    Path out;
+
+    @Option(names = "--keep-stack", description = "Leave a stack the demo started running at the end.")
+    boolean keepStack;
+
+    @Option(names = "--run-id", hidden = true, description = "Name of the run (topic and key prefixes); default demo-<time>.")
+    String runId;
+
+    private static final Duration RATIOS_WINDOW = Duration.ofSeconds(10);
+
+    @Override
+    public Integer call() throws Exception {
+        Path stateDir = Path.of(System.getenv().getOrDefault("KVR_STATE_DIR", ".kvr/stack"));
+        LocalStack stack = new LocalStack(LocalStack.Options.defaults(stateDir).withOut(System.err));
+        // The stack of the state folder: reused when every service answers, else started (and stopped at the end).
+        boolean wasRunning = stack.status().stream().allMatch(LocalStack.ServiceStatus::answering);
+        StackAddresses addresses = stack.up();
+        try {
+            return run(addresses, stateDir.resolveSibling("demo"));
+        } finally {
+            if (!wasRunning && !keepStack) {
+                System.err.println("kvr demo: stopping the stack it started");
+                stack.down();
+            }
+        }
+    }
+
+    /** The demo on a given stack; the report goes to {@code --out}, else a new folder under {@code demoDir}. Returns the exit code. */
+    int run(StackAddresses stack, Path demoDir) throws Exception {
+        double seconds = seconds(duration);
+        if (seconds < 20 || seconds > 3600) {
+            throw new IllegalArgumentException("--duration must be between 20s and 1h, was " + duration);
+        }
+        if (engines < 3 || engines > 64) {
+            throw new IllegalArgumentException("--engines must be between 3 and 64, was " + engines);
+        }
+        String run = runId != null ? runId : "demo-" + Long.toString(System.currentTimeMillis(), 36);
+        Path runDir = out != null ? out : demoDir.resolve(run);
+        String topics = run + ".";
+        String viewPrefix = run + ":";
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
+            List<String> problems = new TopicApplier(admin, Duration.ofSeconds(30))
+                    .apply(new TopicApplier(admin, Duration.ofSeconds(30)).plan(TopicCatalog.bundled().withPrefix(topics)));
+            if (!problems.isEmpty()) {
+                throw new IllegalStateException("the demo's topics could not be created: " + problems);
+            }
+        }
+        RoutingViewConfig config = RoutingViewConfig.from(jobSettings(stack, topics, viewPrefix, run, runDir));
+        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
+        RoutingViewJob.wire(env, config);
+        JobClient job = env.executeAsync("kv-router demo " + run);
+        System.err.printf("kvr demo: the routing-view job is running (topics %s*, Redis keys %s*)%n", topics, viewPrefix);
+        try (LiveRatios live = new LiveRatios(stack, config.classRatiosTopic(), config.alertsTopic(), RATIOS_WINDOW, System.out)) {
+            live.start();
+            int exit = new CommandLine(new SimCommand()).execute(simArgs(stack, topics, viewPrefix, runDir, seconds));
+            // The last requests' window closes one window after they finish: show it before stopping.
+            live.awaitWindowAfter(System.currentTimeMillis(), RATIOS_WINDOW.plusSeconds(5));
+            System.out.println();
+            System.out.println("kvr demo: done. The run's topics (" + topics + "*) stay in Kafka for a look; the view expires from "
+                    + "Redis within " + config.viewTtl().toSeconds() + " s of the job stopping.");
+            return exit;
+        } finally {
+            job.cancel().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The job's options for a short run: short ratio windows and health timeouts, so minutes show what hours would. */
+    static Map<String, String> jobSettings(StackAddresses stack, String topics, String viewPrefix, String run, Path runDir) {
+        Map<String, String> s = new LinkedHashMap<>();
+        s.put("kafka.bootstrap", stack.kafkaBootstrap());
+        s.put("schema-registry.url", stack.schemaRegistryUrl());
+        s.put("redis.url", stack.redisUrl());
+        s.put("topics.prefix", topics);
+        s.put("kafka.group-id", "kvr-" + run);
+        s.put("kafka.starting-offsets", "earliest");
+        s.put("view.key-prefix", viewPrefix);
+        s.put("ratios.window", RATIOS_WINDOW.toSeconds() + " s");
+        s.put("ratios.sliding-window", "60 s");
+        s.put("ratios.slide", RATIOS_WINDOW.toSeconds() + " s");
+        s.put("ratios.join-bound", "60 s");
+        s.put("ratios.usd-per-million-input", "0.5");
+        s.put("ratios.affinity-min-requests", "10");
+        s.put("engine.suspect-after", "3 s");
+        s.put("engine.dead-after", "8 s");
+        s.put("job.checkpoint-interval", "30 s");
+        s.put("job.checkpoint-dir", runDir.resolve("checkpoints").toAbsolutePath().toUri().toString());
+        return s;
+    }
+
+    String[] simArgs(StackAddresses stack, String topics, String viewPrefix, Path runDir, double seconds) {
+        String failureSpec = failures != null ? failures : String.format(Locale.ROOT, "kill:2@%.0f,slow:1@%.0f/%.0fx0.25",
+                seconds * 0.4, seconds * 0.6, seconds * 0.2);
+        List<String> args = new ArrayList<>(List.of(
+                "--workload", workload,
+                "--duration", String.format(Locale.ROOT, "%.0fs", seconds),
+                "--engines", Integer.toString(engines),
+                "--rate-scale", String.format(Locale.ROOT, "%.3f", engines / 8.0), // the workload's rates suit 8 engines
+                "--policies", "view,round-robin,least-loaded,consistent-hash,sglang,aibrix,oracle",
+                "--publish", "view",
+                "--speed", "1",
+                "--bootstrap", stack.kafkaBootstrap(),
+                "--schema-registry", stack.schemaRegistryUrl(),
+                "--topics-prefix", topics,
+                "--redis-url", stack.redisUrl(),
+                "--view-key-prefix", viewPrefix,
+                "--out", runDir.toString()));
+        if (!failureSpec.isBlank()) {
+            args.addAll(List.of("--failures", failureSpec));
+        }
+        return args.toArray(String[]::new);
+    }
+
+    /** "90", "90s", "3m" → seconds. */
+    static double seconds(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        double unit = t.endsWith("m") ? 60 : 1;
+        String number = t.endsWith("m") || t.endsWith("s") ? t.substring(0, t.length() - 1) : t;
+        try {
+            return Double.parseDouble(number) * unit;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a duration: '" + text + "' (e.g. 90s, 3m)");
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package dev.kvrouter.cli.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.sim.SimCommand;
+import dev.kvrouter.stack.StackAddresses;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class DemoCommandTest {
+
+    private static final StackAddresses STACK = new StackAddresses("127.0.0.1:9092", "http://127.0.0.1:8081/apis/ccompat/v7",
+            "redis://127.0.0.1:6380");
+
+    @Test
+    void theJobsSettingsAreAValidConfigurationWithShortWindows() {
+        RoutingViewConfig c = RoutingViewConfig.from(DemoCommand.jobSettings(STACK, "demo-x.", "demo-x:", "demo-x", Path.of("/tmp/d")));
+        assertThat(c.classRatiosTopic()).isEqualTo("demo-x.kvr.class-ratios");
+        assertThat(c.viewKeyPrefix()).isEqualTo("demo-x:");
+        assertThat(c.ratiosWindow()).hasSeconds(10);
+        assertThat(c.deadAfter()).hasSeconds(8);
+        assertThat(c.checkpointDir()).isEqualTo("file:///tmp/d/checkpoints");
+    }
+
+    @Test
+    void theSimulatorTakesTheDemosArgumentsWithFailuresScaledToTheRun() {
+        DemoCommand demo = new DemoCommand();
+        new CommandLine(demo).parseArgs("--duration", "2m", "--engines", "4");
+        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), DemoCommand.seconds(demo.duration));
+        List<String> list = List.of(args);
+        assertThat(list).containsSequence("--duration", "120s").containsSequence("--engines", "4")
+                .containsSequence("--rate-scale", "0.500").containsSequence("--publish", "view").containsSequence("--speed", "1")
+                .containsSequence("--failures", "kill:2@48,slow:1@72/24x0.25");
+        assertThat(list.get(list.indexOf("--policies") + 1).split(",")).startsWith("view").contains("oracle", "sglang");
+        // The simulator accepts every one of them.
+        new CommandLine(new SimCommand()).parseArgs(args);
+    }
+
+    @Test
+    void durationsReadAsSecondsOrMinutesAndNonsenseSaysWhatToWrite() {
+        assertThat(DemoCommand.seconds("90")).isEqualTo(90);
+        assertThat(DemoCommand.seconds("90s")).isEqualTo(90);
+        assertThat(DemoCommand.seconds("3m")).isEqualTo(180);
+        assertThatThrownBy(() -> DemoCommand.seconds("soon")).hasMessageContaining("e.g. 90s, 3m");
+    }
+}

@@ -1,0 +1,202 @@
+package dev.kvrouter.sim;
+
+import dev.kvrouter.sim.engine.EngineConfig;
+import dev.kvrouter.sim.engine.Failure;
+import dev.kvrouter.sim.metrics.ClassStats.Summary;
+import dev.kvrouter.sim.metrics.PolicyMetrics.PolicyResult;
+import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.sim.policy.Policies;
+import dev.kvrouter.sim.policy.ViewPolicy;
+import dev.kvrouter.sim.report.ReportWriter;
+import dev.kvrouter.sim.sink.EventSink;
+import dev.kvrouter.sim.sink.KafkaEventSink;
+import dev.kvrouter.sim.workload.Workload;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import picocli.CommandLine.Option;
+
+/** The options {@code sim} and {@code replay} share: the fleet, the policies, failures, pacing, Kafka, the report. */
+final class FleetOptions {
+
+    @Option(names = "--engines", defaultValue = "8", description = "Engines per policy's fleet (default: ${DEFAULT-VALUE}).")
+    int engines;
+
+    @Option(names = "--capacity", defaultValue = "32768",
+            description = "KV cache capacity per engine, in blocks of 16 tokens (default: ${DEFAULT-VALUE} = 512k tokens, an 8B model on one 80 GB GPU).")
+    int capacityBlocks;
+
+    @Option(names = "--prefill-rate", defaultValue = "10000", description = "Prefill throughput per engine, uncached tokens/s (default: ${DEFAULT-VALUE}).")
+    double prefillRate;
+
+    @Option(names = "--decode-rate", defaultValue = "30", description = "Decode speed per sequence, tokens/s (default: ${DEFAULT-VALUE}).")
+    double decodeRate;
+
+    @Option(names = "--max-running", defaultValue = "32", description = "Sequences an engine runs at once; the rest queue FIFO (default: ${DEFAULT-VALUE}).")
+    int maxRunning;
+
+    @Option(names = "--policies", split = ",", defaultValue = "round-robin,least-loaded,consistent-hash,sglang,aibrix,oracle",
+            description = "Policies to compare, each on its own copy of the fleet: round-robin, least-loaded, consistent-hash, sglang, aibrix, oracle "
+                    + "(default: all of these), and view (the routing view in Redis: needs --publish view, --speed and the job running).")
+    List<String> policies;
+
+    @Option(names = "--failures", split = ",", description = "Scheduled failures, applied to every fleet: kill:E@T, restart:E@T/DOWN, "
+            + "slow:E@T/DURxFACTOR, gap:E@T/BATCHES (engine index, seconds), e.g. kill:2@120,slow:1@60/60x0.25.")
+    List<String> failures = new ArrayList<>();
+
+    @Option(names = "--hash-blocks", defaultValue = "1", description = "Leading blocks the consistent hash keys on (default: ${DEFAULT-VALUE}).")
+    int hashBlocks;
+
+    @Option(names = "--table-blocks", defaultValue = "0",
+            description = "Blocks the SGLang and AIBrix routers remember of what they routed; 0 = twice the fleet's KV capacity (default).")
+    int tableBlocks;
+
+    @Option(names = "--hot-factor", defaultValue = "2.0", description = "The oracle's load cap: an engine above k × fleet mean is skipped (default: ${DEFAULT-VALUE}).")
+    double hotFactor;
+
+    @Option(names = "--usd-per-million", defaultValue = "0.50", description = "Input price, $ per million prompt tokens (default: ${DEFAULT-VALUE}).")
+    double usdPerMillion;
+
+    @Option(names = "--window", description = "Width of the report's time windows, e.g. 60s (default: 1/60 of the run, at least 10 s).")
+    String window;
+
+    @Option(names = "--speed", defaultValue = "0",
+            description = "Pace virtual time to wall time × this factor (for a real pipeline in the loop); 0 runs as fast as possible (default).")
+    double speed;
+
+    @Option(names = "--publish", description = "Publish this policy's fleet (KV events, load, outcomes, decisions) to Kafka; the others stay in memory.")
+    String publish;
+
+    @Option(names = "--bootstrap", description = "Kafka bootstrap servers for --publish (default: $KAFKA_BOOTSTRAP, set by './kvr' from a running stack).")
+    String bootstrap;
+
+    @Option(names = "--schema-registry", description = "Schema registry URL for --publish (default: $SCHEMA_REGISTRY_URL).")
+    String schemaRegistry;
+
+    @Option(names = "--topics-prefix", defaultValue = "", description = "Prefix of the topic names for --publish (default: none).")
+    String topicsPrefix;
+
+    @Option(names = "--redis-url", description = "Redis holding the routing view, for the 'view' policy (default: $REDIS_URL).")
+    String redisUrl;
+
+    @Option(names = "--view-key-prefix", defaultValue = "kvr:", description = "Key prefix of the routing view, for the 'view' policy (default: ${DEFAULT-VALUE}).")
+    String viewKeyPrefix;
+
+    @Option(names = "--out", description = "Folder for report.md and the charts (default: .kvr/sim-reports/<command>-<time>).")
+    Path out;
+
+    EngineConfig engineConfig() {
+        return EngineConfig.defaults().withCapacity(capacityBlocks).withRates(prefillRate, decodeRate).withMaxRunning(maxRunning);
+    }
+
+    /** Runs the workload through every chosen policy, writes the report, prints the summary; returns the report path. */
+    Path run(String command, Workload workload, long expectedRequests, double expectedDurationS, ReportWriter.Bound bound, String commandLine,
+             java.io.PrintWriter out, PrintStream err) throws Exception {
+        if (policies.contains("view")) {
+            // The view learns from the events of the fleet it routes for, in wall time.
+            if (!"view".equals(publish) || speed <= 0) {
+                throw new IllegalArgumentException("the 'view' policy routes from the live pipeline: add --publish view and --speed S "
+                        + "(e.g. 1), with the routing-view job running against the same topics and Redis ('./kvr job run')");
+            }
+        }
+        if (publish != null && !policies.contains(publish)) {
+            throw new IllegalArgumentException("--publish " + publish + " is not among --policies " + policies);
+        }
+        double windowMs = window != null ? seconds(window) * 1000 : Math.max(10_000, Math.ceil(expectedDurationS / 60) * 1000);
+        String runId = command + "-" + Long.toString(System.currentTimeMillis(), 36);
+        SimRunner.Settings settings = SimRunner.Settings.defaults(engines, engineConfig())
+                .withFailures(failures.stream().map(Failure::parse).toList()).withWindowMs(windowMs)
+                .withUsdPerMillion(usdPerMillion).withSpeed(speed).withRunId(runId);
+        int table = tableBlocks > 0 ? tableBlocks : (int) Math.min(Integer.MAX_VALUE - 8L, 2L * engines * capacityBlocks);
+        Policies.Settings ps = new Policies.Settings(hashBlocks, table, hotFactor);
+        List<SimRunner.FleetSpec> specs = new ArrayList<>();
+        EventSink kafka = null;
+        try {
+            for (String p : policies) {
+                EventSink sink = EventSink.DISCARD;
+                if (p.equals(publish)) {
+                    kafka = new KafkaEventSink(required(bootstrap, "KAFKA_BOOTSTRAP", "--bootstrap"),
+                            required(schemaRegistry, "SCHEMA_REGISTRY_URL", "--schema-registry"), KafkaEventSink.Topics.withPrefix(topicsPrefix));
+                    sink = kafka;
+                }
+                if (p.equals("view")) {
+                    KvRouterClient.Options view = KvRouterClient.Options.defaults(required(redisUrl, "REDIS_URL", "--redis-url"))
+                            .withKeyPrefix(viewKeyPrefix);
+                    specs.add(new SimRunner.FleetSpec(() -> ViewPolicy.connect(view), sink));
+                } else {
+                    specs.add(new SimRunner.FleetSpec(Policies.factory(p, ps), sink));
+                }
+            }
+            err.println("kvr " + command + ": " + workload.name() + ", " + engines + " engines × " + policies.size() + " policies"
+                    + (publish == null ? "" : ", publishing " + publish + " to Kafka") + (speed > 0 ? ", paced ×" + speed : ""));
+            SimRunner.Result result = new SimRunner(settings, err).run(workload, specs, expectedRequests);
+            printSummary(result, bound, out);
+            out.flush();
+            Path dir = this.out != null ? this.out : Path.of(".kvr", "sim-reports", runId);
+            Path md = ReportWriter.write(dir, result, bound, commandLine);
+            out.println("report: " + md.toAbsolutePath());
+            out.flush();
+            return md;
+        } finally {
+            if (kafka != null) {
+                kafka.close();
+            }
+        }
+    }
+
+    static void printSummary(SimRunner.Result r, ReportWriter.Bound bound, java.io.PrintWriter out) {
+        out.printf(Locale.ROOT, "%d requests, virtual %.1f min, wall %.1f s%n", r.requests(), r.virtualEndMs() / 60_000, r.wallSeconds());
+        if (bound != null) {
+            out.printf(Locale.ROOT, "unbounded-cache bound: block hit rate %.1f %% (%.1f %% in the trace's 512-token blocks)%n",
+                    bound.engineBlocks() * 100, bound.traceBlocks() * 100);
+        }
+        out.printf(Locale.ROOT, "%-16s %9s %10s %8s %9s %11s %11s %9s %7s%n", "policy", "hit rate", "block hit", "Gini", "stale", "TTFT p50", "TTFT p99",
+                "req/s", "failed");
+        for (PolicyResult p : r.policies()) {
+            Summary a = p.overall();
+            out.printf(Locale.ROOT, "%-16s %9s %10s %8.3f %9s %9.0fms %9.0fms %9.2f %7d%n", p.policy(), ReportWriter.pct(a.hitRate()),
+                    ReportWriter.pct(a.blockHitRate()), a.loadGini(), ReportWriter.pct(a.staleness()), a.ttftP50Ms(), a.ttftP99Ms(),
+                    p.throughput(), a.failed());
+        }
+    }
+
+    private static String required(String given, String env, String flag) {
+        String v = given != null ? given : System.getenv(env);
+        if (v == null || v.isBlank()) {
+            throw new IllegalArgumentException("this run needs " + flag + " or $" + env + " (start a stack with './kvr stack up')");
+        }
+        return v;
+    }
+
+    /** {@code kvr <command> <args>}, for the report; under {@code kvr}, the parsed args start with the command's own name. */
+    static String commandLine(String command, List<String> args) {
+        int from = args.indexOf(command);
+        List<String> own = from >= 0 ? args.subList(from + 1, args.size()) : args;
+        return ("kvr " + command + " " + String.join(" ", own)).trim();
+    }
+
+    /** "90", "90s", "10m", "1h" → seconds. */
+    static double seconds(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        double unit = 1;
+        if (t.endsWith("ms")) {
+            unit = 0.001;
+            t = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("s")) {
+            t = t.substring(0, t.length() - 1);
+        } else if (t.endsWith("m")) {
+            unit = 60;
+            t = t.substring(0, t.length() - 1);
+        } else if (t.endsWith("h")) {
+            unit = 3600;
+            t = t.substring(0, t.length() - 1);
+        }
+        try {
+            return Double.parseDouble(t.trim()) * unit;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a duration: '" + text + "' (e.g. 90s, 10m, 1h)");
+        }
+    }
+}

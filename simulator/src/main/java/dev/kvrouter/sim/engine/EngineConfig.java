@@ -1,0 +1,48 @@
+package dev.kvrouter.sim.engine;
+
+/**
+ * One engine's shape and speed.
+ *
+ * @param blockTokens        tokens per KV block (vLLM's default 16)
+ * @param capacityBlocks     KV cache capacity in blocks
+ * @param prefillTokensPerS  prefill throughput of the engine, uncached prompt tokens per second
+ *                           (prefills run one after another, as one compute-bound stream)
+ * @param decodeTokensPerS   decode speed of one sequence, tokens per second
+ * @param maxRunning         sequences run at once; the rest wait in FIFO order
+ * @param heartbeatMs        interval of the engine's load reports
+ */
+public record EngineConfig(String model, int blockTokens, int capacityBlocks, double prefillTokensPerS, double decodeTokensPerS,
+                           int maxRunning, int heartbeatMs) {
+
+    public static final String DEFAULT_MODEL = "sim-llama-8b";
+
+    public EngineConfig {
+        if (blockTokens < 1 || capacityBlocks < 1 || prefillTokensPerS <= 0 || decodeTokensPerS <= 0 || maxRunning < 1 || heartbeatMs < 1) {
+            throw new IllegalArgumentException("every engine figure must be positive: " + this);
+        }
+    }
+
+    /**
+     * An 8B model on one 80 GB GPU, roughly: 32,768 blocks of 16 tokens (512k tokens of KV),
+     * 10,000 prefill tokens/s, 30 decode tokens/s per sequence, 32 sequences at once, 1 s heartbeats.
+     */
+    public static EngineConfig defaults() {
+        return new EngineConfig(DEFAULT_MODEL, 16, 32_768, 10_000, 30, 32, 1_000);
+    }
+
+    public EngineConfig withCapacity(int blocks) {
+        return new EngineConfig(model, blockTokens, blocks, prefillTokensPerS, decodeTokensPerS, maxRunning, heartbeatMs);
+    }
+
+    public EngineConfig withRates(double prefill, double decode) {
+        return new EngineConfig(model, blockTokens, capacityBlocks, prefill, decode, maxRunning, heartbeatMs);
+    }
+
+    public EngineConfig withMaxRunning(int n) {
+        return new EngineConfig(model, blockTokens, capacityBlocks, prefillTokensPerS, decodeTokensPerS, n, heartbeatMs);
+    }
+
+    public EngineConfig withHeartbeatMs(int ms) {
+        return new EngineConfig(model, blockTokens, capacityBlocks, prefillTokensPerS, decodeTokensPerS, maxRunning, ms);
+    }
+}

@@ -1,0 +1,21 @@
+package dev.kvrouter.sim.policy;
+
+/** What a policy may see of its fleet: engine ids, liveness (health checks), load, and for the oracle only, the true caches. */
+public interface FleetView {
+
+    int size();
+
+    String engineId(int engine);
+
+    /** Index of an engine id, -1 when unknown (for policies that answer with ids). */
+    int indexOf(String engineId);
+
+    /** Whether the engine answers health checks; every policy skips dead engines, as any balancer would. */
+    boolean alive(int engine);
+
+    /** Requests waiting or running on the engine. */
+    int load(int engine);
+
+    /** Blocks of the chain the engine really holds as a consecutive prefix: perfect knowledge, for the oracle. */
+    int trueCachedPrefix(int engine, long[] chain);
+}

@@ -1,0 +1,19 @@
+package dev.kvrouter.sim.policy;
+
+/**
+ * A balancer policy. One instance drives one fleet, so it may keep state (its own prefix table,
+ * a round-robin cursor). A Redis-backed implementation (the view: {@code KvRouterClient.pick(chain,
+ * class, client)}) fits the same shape: map the returned engine id with {@link FleetView#indexOf}.
+ */
+public interface Policy extends AutoCloseable {
+
+    String name();
+
+    Route route(PolicyRequest request, FleetView fleet);
+
+    /** The request finished on its engine (policies that track their own in-flight counts). */
+    default void finished(PolicyRequest request, int engine) {}
+
+    @Override
+    default void close() {}
+}

@@ -1,0 +1,69 @@
+package dev.kvrouter.sim.policy;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/** A crafted fleet: loads, liveness and true cache contents set by hand. */
+final class FakeFleet implements FleetView {
+
+    final int[] loads;
+    final boolean[] alive;
+    final List<Set<Long>> caches = new ArrayList<>();
+
+    FakeFleet(int... loads) {
+        this.loads = loads;
+        this.alive = new boolean[loads.length];
+        Arrays.fill(alive, true);
+        for (int i = 0; i < loads.length; i++) {
+            caches.add(new HashSet<>());
+        }
+    }
+
+    FakeFleet holds(int engine, long... blocks) {
+        for (long b : blocks) {
+            caches.get(engine).add(b);
+        }
+        return this;
+    }
+
+    @Override
+    public int size() {
+        return loads.length;
+    }
+
+    @Override
+    public String engineId(int engine) {
+        return "e" + engine;
+    }
+
+    @Override
+    public int indexOf(String engineId) {
+        return Integer.parseInt(engineId.substring(1));
+    }
+
+    @Override
+    public boolean alive(int engine) {
+        return alive[engine];
+    }
+
+    @Override
+    public int load(int engine) {
+        return loads[engine];
+    }
+
+    @Override
+    public int trueCachedPrefix(int engine, long[] chain) {
+        int n = 0;
+        while (n < chain.length && caches.get(engine).contains(chain[n])) {
+            n++;
+        }
+        return n;
+    }
+
+    static PolicyRequest request(long... chain) {
+        return new PolicyRequest("r", chain, "c", "client", chain.length * 16);
+    }
+}
