@@ -19,7 +19,7 @@ import java.util.Locale;
 import picocli.CommandLine.Option;
 
 /** The options {@code sim} and {@code replay} share: the fleet, the policies, failures, pacing, Kafka, the report. */
-final class FleetOptions {
+public final class FleetOptions {
 
     @Option(names = "--engines", defaultValue = "8", description = "Engines per policy's fleet (default: ${DEFAULT-VALUE}).")
     int engines;
@@ -177,8 +177,8 @@ final class FleetOptions {
         return ("kvr " + command + " " + String.join(" ", own)).trim();
     }
 
-    /** "90", "90s", "10m", "1h" → seconds. */
-    static double seconds(String text) {
+    /** "90", "90s", "10m", "1h", "250ms" → seconds. */
+    public static double seconds(String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);
         double unit = 1;
         if (t.endsWith("ms")) {

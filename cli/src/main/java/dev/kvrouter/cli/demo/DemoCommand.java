@@ -2,6 +2,7 @@ package dev.kvrouter.cli.demo;
 
 import dev.kvrouter.jobs.view.RoutingViewConfig;
 import dev.kvrouter.jobs.view.RoutingViewJob;
+import dev.kvrouter.sim.FleetOptions;
 import dev.kvrouter.sim.SimCommand;
 import dev.kvrouter.stack.LocalStack;
 import dev.kvrouter.stack.StackAddresses;
@@ -82,7 +83,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** The demo on a given stack; the report goes to {@code --out}, else a new folder under {@code demoDir}. Returns the exit code. */
     int run(StackAddresses stack, Path demoDir) throws Exception {
-        double seconds = seconds(duration);
+        double seconds = FleetOptions.seconds(duration);
         if (seconds < 20 || seconds > 3600) {
             throw new IllegalArgumentException("--duration must be between 20s and 1h, was " + duration);
         }
@@ -163,17 +164,5 @@ public final class DemoCommand implements Callable<Integer> {
             args.addAll(List.of("--failures", failureSpec));
         }
         return args.toArray(String[]::new);
-    }
-
-    /** "90", "90s", "3m" → seconds. */
-    static double seconds(String text) {
-        String t = text.trim().toLowerCase(Locale.ROOT);
-        double unit = t.endsWith("m") ? 60 : 1;
-        String number = t.endsWith("m") || t.endsWith("s") ? t.substring(0, t.length() - 1) : t;
-        try {
-            return Double.parseDouble(number) * unit;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("not a duration: '" + text + "' (e.g. 90s, 3m)");
-        }
     }
 }

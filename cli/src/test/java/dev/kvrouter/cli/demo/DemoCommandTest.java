@@ -1,7 +1,6 @@
 package dev.kvrouter.cli.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvrouter.jobs.view.RoutingViewConfig;
 import dev.kvrouter.sim.SimCommand;
@@ -30,7 +29,7 @@ class DemoCommandTest {
     void theSimulatorTakesTheDemosArgumentsWithFailuresScaledToTheRun() {
         DemoCommand demo = new DemoCommand();
         new CommandLine(demo).parseArgs("--duration", "2m", "--engines", "4");
-        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), DemoCommand.seconds(demo.duration));
+        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), dev.kvrouter.sim.FleetOptions.seconds(demo.duration));
         List<String> list = List.of(args);
         assertThat(list).containsSequence("--duration", "120s").containsSequence("--engines", "4")
                 .containsSequence("--rate-scale", "0.500").containsSequence("--publish", "view").containsSequence("--speed", "1")
@@ -38,13 +37,5 @@ class DemoCommandTest {
         assertThat(list.get(list.indexOf("--policies") + 1).split(",")).startsWith("view").contains("oracle", "sglang");
         // The simulator accepts every one of them.
         new CommandLine(new SimCommand()).parseArgs(args);
-    }
-
-    @Test
-    void durationsReadAsSecondsOrMinutesAndNonsenseSaysWhatToWrite() {
-        assertThat(DemoCommand.seconds("90")).isEqualTo(90);
-        assertThat(DemoCommand.seconds("90s")).isEqualTo(90);
-        assertThat(DemoCommand.seconds("3m")).isEqualTo(180);
-        assertThatThrownBy(() -> DemoCommand.seconds("soon")).hasMessageContaining("e.g. 90s, 3m");
     }
 }

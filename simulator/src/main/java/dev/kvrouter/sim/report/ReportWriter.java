@@ -57,23 +57,33 @@ public final class ReportWriter {
         System.setProperty("java.awt.headless", "true");
         try {
             Files.createDirectories(dir);
-            List<PolicyResult> ps = result.policies();
-            line(dir.resolve("hit-rate.png"), "Affinity hit rate over time (requests with ≥ 1 cached block)", "hit rate", ps, WindowPoint::hitRate, null);
-            line(dir.resolve("block-hit-rate.png"), "Block-level prefix hit rate over time (cached / prompt blocks)", "block hit rate", ps,
-                    WindowPoint::blockHitRate, bound);
-            line(dir.resolve("load-gini.png"), "Load Gini across engines over time (0 even, 1 all on one)", "Gini", ps, WindowPoint::loadGini, null);
-            line(dir.resolve("staleness.png"), "Staleness ratio over time (affinity-routed, fewer blocks than predicted)", "staleness", ps,
-                    WindowPoint::staleness, null);
-            line(dir.resolve("ttft-p50.png"), "TTFT p50 over time (ms, log scale)", "TTFT p50 (ms)", ps, WindowPoint::ttftP50Ms, null);
-            ratiosBars(dir.resolve("ratios.png"), ps, bound);
-            ttftBars(dir.resolve("ttft.png"), ps);
+            String chartsMissing = null;
+            try {
+                charts(dir, result.policies(), bound);
+            } catch (RuntimeException | LinkageError | InternalError e) {
+                // A JVM without fonts or AWT (a minimal image) cannot draw: the figures still count.
+                chartsMissing = e.toString();
+            }
             Path md = dir.resolve("report.md");
-            Files.writeString(md, markdown(result, bounds, command));
+            Files.writeString(md, markdown(result, bounds, command) + (chartsMissing == null ? ""
+                    : "\n(The charts could not be drawn on this JVM: " + chartsMissing + ")\n"));
             Files.writeString(dir.resolve("summary.csv"), csv(result));
             return md;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the report to " + dir, e);
         }
+    }
+
+    private static void charts(Path dir, List<PolicyResult> ps, Double bound) throws IOException {
+        line(dir.resolve("hit-rate.png"), "Affinity hit rate over time (requests with ≥ 1 cached block)", "hit rate", ps, WindowPoint::hitRate, null);
+        line(dir.resolve("block-hit-rate.png"), "Block-level prefix hit rate over time (cached / prompt blocks)", "block hit rate", ps,
+                WindowPoint::blockHitRate, bound);
+        line(dir.resolve("load-gini.png"), "Load Gini across engines over time (0 even, 1 all on one)", "Gini", ps, WindowPoint::loadGini, null);
+        line(dir.resolve("staleness.png"), "Staleness ratio over time (affinity-routed, fewer blocks than predicted)", "staleness", ps,
+                WindowPoint::staleness, null);
+        line(dir.resolve("ttft-p50.png"), "TTFT p50 over time (ms, log scale)", "TTFT p50 (ms)", ps, WindowPoint::ttftP50Ms, null);
+        ratiosBars(dir.resolve("ratios.png"), ps, bound);
+        ttftBars(dir.resolve("ttft.png"), ps);
     }
 
     /** Every policy's figures per class (and {@code all}), one row each, for scripts and for checking the pipeline's ratios. */
