@@ -46,7 +46,7 @@ public final class TraceWorkload implements Workload {
     public static List<Entry> read(Path file) {
         ObjectMapper json = new ObjectMapper();
         List<Entry> out = new ArrayList<>();
-        try (BufferedReader in = Files.newBufferedReader(file)) {
+        try (BufferedReader in = open(file)) {
             String line;
             while ((line = in.readLine()) != null) {
                 if (line.isBlank()) {
@@ -64,6 +64,15 @@ public final class TraceWorkload implements Workload {
             throw new UncheckedIOException("cannot read trace " + file, e);
         }
         return out;
+    }
+
+    /** The file as text; gzipped when its name ends in .gz (traces usually travel compressed). */
+    private static BufferedReader open(Path file) throws IOException {
+        if (!file.getFileName().toString().endsWith(".gz")) {
+            return Files.newBufferedReader(file);
+        }
+        return new BufferedReader(new java.io.InputStreamReader(new java.util.zip.GZIPInputStream(Files.newInputStream(file)),
+                java.nio.charset.StandardCharsets.UTF_8));
     }
 
     public List<Entry> entries() {

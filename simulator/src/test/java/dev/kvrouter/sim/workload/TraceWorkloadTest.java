@@ -13,7 +13,18 @@ import org.junit.jupiter.api.io.TempDir;
 
 class TraceWorkloadTest {
 
-    static final Path MOONCAKE = Path.of(System.getProperty("kvr.trace", "../../shared/traces/mooncake-conversation.jsonl"));
+    /** The trace, vendored gzipped (src/test/resources/traces/README.md). */
+    static final Path MOONCAKE = Path.of("src/test/resources/traces/mooncake-conversation.jsonl.gz");
+
+    @Test
+    void theVendoredTraceIsTheMooncakeTraceByteForByte() throws Exception {
+        java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+        try (var in = new java.util.zip.GZIPInputStream(Files.newInputStream(MOONCAKE))) {
+            sha.update(in.readAllBytes());
+        }
+        assertThat(java.util.HexFormat.of().formatHex(sha.digest()))
+                .isEqualTo("b8cbb061a85206d729d91cdc2981f43c9e0d99209dce588d3af5f7934408b9df");
+    }
 
     @Test
     void theMooncakeUnboundedPrefixHitRateIsAbout366Permille() {
