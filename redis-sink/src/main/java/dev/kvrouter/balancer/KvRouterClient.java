@@ -220,7 +220,8 @@ public final class KvRouterClient implements AutoCloseable {
                 : engine.isEmpty() ? Source.NO_ENGINE : Source.VIEW;
         PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(5), ((Long) answer.get(6)).intValue(),
                 Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)));
-        PickPolicy.Handoff handoff = ((String) answer.get(9)).isEmpty() ? PickPolicy.Handoff.NONE
+        // A library older than layout 5 (loaded by an older job) answers without the decode pool's part.
+        PickPolicy.Handoff handoff = answer.size() < 11 || ((String) answer.get(9)).isEmpty() ? PickPolicy.Handoff.NONE
                 : new PickPolicy.Handoff((String) answer.get(9), Double.parseDouble((String) answer.get(10)));
         return new Pick(engine, ((Long) answer.get(1)).intValue(), reason, age, Double.parseDouble((String) answer.get(4)), source,
                 saving, handoff);

@@ -142,10 +142,11 @@ public final class PickPolicy {
         if (depth.isEmpty()) {
             return new Choice(leastLoaded(live, mean, view), 0, "COLD", age, 0, Saving.NONE, handoff);
         }
-        // Holders within 10 % of the best score are replicas of the same prefix: least loaded first,
-        // so a hot prefix spreads over its replicas by load; the rest follow by score (for REPLICA).
-        double bestScore = depth.keySet().stream().mapToDouble(id -> depth.get(id) * conf.get(id)).max().orElse(0);
-        java.util.function.Predicate<String> nearBest = id -> depth.get(id) * conf.get(id) >= 0.9 * bestScore;
+        // Holders matching within 10 % of the longest run are replicas of the same prefix: least
+        // loaded first, so a hot prefix spreads over its replicas by load (ties: the more confident);
+        // the rest follow by blocks times confidence (for REPLICA).
+        int bestDepth = depth.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+        java.util.function.Predicate<String> nearBest = id -> depth.get(id) * 10 >= bestDepth * 9;
         List<String> ranked = new ArrayList<>(depth.keySet());
         ranked.sort((a, b) -> {
             boolean na = nearBest.test(a);
@@ -153,11 +154,12 @@ public final class PickPolicy {
             if (na != nb) {
                 return na ? -1 : 1;
             }
-            int c = na ? Integer.compare(live.get(a).load(), live.get(b).load())
-                    : Double.compare(depth.get(b) * conf.get(b), depth.get(a) * conf.get(a));
+            int c = na ? Integer.compare(live.get(a).load(), live.get(b).load()) : 0;
+            if (c == 0) {
+                c = Double.compare(depth.get(b) * conf.get(b), depth.get(a) * conf.get(a));
+            }
             return c != 0 ? c : a.compareTo(b);
         });
-        int bestDepth = depth.values().stream().mapToInt(Integer::intValue).max().orElse(0);
         String first = ranked.get(0);
         String why = overloaded(live.get(first), mean, view.busyFactor());
         if (why == null && view.overClientCap(first)) {

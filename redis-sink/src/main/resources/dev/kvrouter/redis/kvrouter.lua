@@ -237,28 +237,26 @@ local function pick(keys, args)
     end
   end
 
-  -- Best holder: the most blocks times confidence; holders within 10 % of the best score are
-  -- replicas of the same prefix, and among them the least loaded goes first, so a hot prefix
-  -- spreads over its replicas by load. The rest follow by score, for REPLICA.
+  -- Best holders: those matching within 10 % of the longest run are replicas of the same prefix
+  -- (confidence already left out the entries below the floor), and among them the least loaded
+  -- goes first, so a hot prefix spreads over its replicas by load; ties go to the more confident.
+  -- The rest follow by blocks times confidence, for REPLICA.
   local ranked = {}
-  local best_score = 0
+  local best_run = 0
   for id, d in pairs(depth) do
     ranked[#ranked + 1] = id
-    if d * conf[id] > best_score then best_score = d * conf[id] end
+    if d > best_run then best_run = d end
   end
   if #ranked == 0 then
     return priced({least_loaded(), 0, 'COLD', age, '0'}, 0)
   end
-  local function near_best(id) return depth[id] * conf[id] >= 0.9 * best_score end
+  local function near_best(id) return depth[id] * 10 >= best_run * 9 end
   table.sort(ranked, function(a, b)
     local na, nb = near_best(a), near_best(b)
     if na ~= nb then return na end
-    if na then
-      if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
-    else
-      local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
-      if sa ~= sb then return sa > sb end
-    end
+    if na and engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+    local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
+    if sa ~= sb then return sa > sb end
     return a < b
   end)
   local first = ranked[1]

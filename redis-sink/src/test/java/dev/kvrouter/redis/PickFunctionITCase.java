@@ -260,6 +260,23 @@ class PickFunctionITCase {
     }
 
     @Test
+    void anOlderButValidCopyOfTheSamePrefixIsAReplicaAndTheLessLoadedOneWins() {
+        // e2 stored the prefix 2 minutes earlier: confidence exp(-120/600) = 0.82 against e1's 1.0,
+        // but the same run of 3 blocks; a confident-but-busier holder must not pin the prefix.
+        for (int position = 1; position <= 3; position++) {
+            redis.hset(layout.groupKey(ViewLayout.tag(chain, position, 2)), ViewLayout.hex(chain[position - 1]),
+                    ViewLayout.holder("e1", now, 1) + "," + ViewLayout.holder("e2", now - 120_000, 1));
+        }
+        engine("e1", "READY", 3, 1);
+        engine("e2", "READY", 1, 1);
+        Pick p = pick(router, chain);
+        assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e2", 3, "AFFINITY");
+        assertThat(p.confidence()).isCloseTo(Math.exp(-0.2), org.assertj.core.data.Offset.offset(0.01));
+        engine("e2", "READY", 3, 1);
+        assertThat(pick(router, chain).engineId()).as("equal load: the more confident").isEqualTo("e1");
+    }
+
+    @Test
     void anUnknownPromptIsColdOnTheLeastLoadedEngine() {
         assertThat(pick(router, new long[] {1, 2, 3})).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e3", 0, "COLD");
