@@ -245,16 +245,9 @@ class RoutingViewITCase {
         send(holder, holder.batch(holder.stored(prompt, 0, 4)));
         await(() -> router.pick(chain), x -> x.engineId().equals(holder.id) && x.matchedBlocks() == 4);
 
-        Map<String, Object> props = Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-replicas"),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
-                RegistrySettings.URL, stack.schemaRegistryUrl());
         List<ReplicationRecommendation> got = new ArrayList<>();
-        try (KafkaConsumer<String, ReplicationRecommendation> consumer = new KafkaConsumer<>(props)) {
-            consumer.subscribe(List.of(config.replicationRecommendationsTopic()));
+        try (KafkaConsumer<String, ReplicationRecommendation> consumer =
+                     consumer("it-replicas", config.replicationRecommendationsTopic())) {
             long deadline = System.nanoTime() + ViewTestSupport.WAIT.toNanos();
             int n = 0;
             // Requests with the prefix (and a per-request suffix), until it is hot and r2 is recommended.
@@ -310,17 +303,22 @@ class RoutingViewITCase {
         return ViewTestSupport.await(pick, until);
     }
 
-    private static List<DeadLetter> deadLetters(int expected) {
-        Map<String, Object> props = Map.of(
+    /** An Avro consumer of one topic from its start, in a group of its own. */
+    private static <V> KafkaConsumer<String, V> consumer(String group, String topic) {
+        KafkaConsumer<String, V> consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-dlq"),
+                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic(group),
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
-                RegistrySettings.URL, stack.schemaRegistryUrl());
+                RegistrySettings.URL, stack.schemaRegistryUrl()));
+        consumer.subscribe(List.of(topic));
+        return consumer;
+    }
+
+    private static List<DeadLetter> deadLetters(int expected) {
         List<DeadLetter> letters = new ArrayList<>();
-        try (KafkaConsumer<String, DeadLetter> consumer = new KafkaConsumer<>(props)) {
-            consumer.subscribe(List.of(config.deadLetterTopic()));
+        try (KafkaConsumer<String, DeadLetter> consumer = consumer("it-dlq", config.deadLetterTopic())) {
             long deadline = System.nanoTime() + ViewTestSupport.WAIT.toNanos();
             while (letters.size() < expected && System.nanoTime() < deadline) {
                 consumer.poll(Duration.ofMillis(200)).forEach(r -> letters.add(r.value()));
