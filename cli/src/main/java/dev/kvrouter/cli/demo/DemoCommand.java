@@ -95,8 +95,8 @@ public final class DemoCommand implements Callable<Integer> {
         String topics = run + ".";
         String viewPrefix = run + ":";
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
-            List<String> problems = new TopicApplier(admin, Duration.ofSeconds(30))
-                    .apply(new TopicApplier(admin, Duration.ofSeconds(30)).plan(TopicCatalog.bundled().withPrefix(topics)));
+            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
+            List<String> problems = applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(topics)));
             if (!problems.isEmpty()) {
                 throw new IllegalStateException("the demo's topics could not be created: " + problems);
             }
