@@ -1,32 +1,22 @@
 package dev.kvrouter.cli.bench;
 
-import java.util.Arrays;
+import dev.kvrouter.sim.metrics.Quantiles;
 
-/** Latency samples in nanoseconds, summarised. */
+/** Latency samples in nanoseconds, summarised in microseconds (nearest rank, as {@link Quantiles}). */
 final class Percentiles {
 
-    private long[] samples = new long[1024];
-    private int n;
+    private final Quantiles samples = new Quantiles();
 
     void add(long nanos) {
-        if (n == samples.length) {
-            samples = Arrays.copyOf(samples, n * 2);
-        }
-        samples[n++] = nanos;
+        samples.add(nanos);
     }
 
     int count() {
-        return n;
+        return samples.count();
     }
 
-    /** The q-quantile (0..1), nearest rank, in microseconds. */
+    /** The q-quantile (0..1), nearest rank, in microseconds; NaN when empty. */
     double micros(double q) {
-        if (n == 0) {
-            return Double.NaN;
-        }
-        long[] sorted = Arrays.copyOf(samples, n);
-        Arrays.sort(sorted);
-        int rank = (int) Math.ceil(q * n) - 1;
-        return sorted[Math.max(0, Math.min(n - 1, rank))] / 1_000.0;
+        return samples.quantile(q) / 1_000.0;
     }
 }

@@ -71,11 +71,7 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
 
     @Override
     public void processElement2(HotPrefix p, Context ctx, Collector<ViewWrite> out) throws Exception {
-        TreeMap<String, Holder> sorted = new TreeMap<>();
-        for (Map.Entry<String, Holder> e : holders.entries()) {
-            sorted.put(e.getKey(), e.getValue());
-        }
-        p.holders = sorted.keySet().toArray(new String[0]);
+        p.holders = sortedHolders().keySet().toArray(new String[0]);
         ctx.output(HOT_PREFIXES, p);
     }
 
@@ -102,10 +98,7 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
 
     /** The block's whole holder list, sorted by engine so the same holders always give the same text. */
     private void emit(long block, long tag, long eventTimeMs, Collector<ViewWrite> out) throws Exception {
-        TreeMap<String, Holder> sorted = new TreeMap<>();
-        for (Map.Entry<String, Holder> e : holders.entries()) {
-            sorted.put(e.getKey(), e.getValue());
-        }
+        TreeMap<String, Holder> sorted = sortedHolders();
         if (sorted.isEmpty()) {
             out.collect(ViewWrite.block(tag, block, null, 0, eventTimeMs));
             return;
@@ -120,6 +113,15 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
             expireAt = Math.max(expireAt, e.getValue().expireAtMs);
         }
         out.collect(ViewWrite.block(tag, block, value.toString(), expireAt, eventTimeMs));
+    }
+
+    /** The current block's holders by engine id. */
+    private TreeMap<String, Holder> sortedHolders() throws Exception {
+        TreeMap<String, Holder> sorted = new TreeMap<>();
+        for (Map.Entry<String, Holder> e : holders.entries()) {
+            sorted.put(e.getKey(), e.getValue());
+        }
+        return sorted;
     }
 
     private static ViewChange change(long block, String engine, ViewOp op, double confidence, Holder h,
