@@ -126,6 +126,7 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
         j.promptBlocks = blocks(d);
         j.promptTokens = o.getPromptTokens();
         j.cachedTokens = o.getCachedTokens();
+        j.completed = o.getStatus() == dev.kvrouter.events.OutcomeStatus.OK;
         j.transferredTokens = o.getTransferredTokens();
         j.queueMs = o.getQueueMs();
         j.ttftMs = o.getTtftMs();

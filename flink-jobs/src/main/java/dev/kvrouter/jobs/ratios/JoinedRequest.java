@@ -17,6 +17,8 @@ public class JoinedRequest {
     public long[] promptBlocks;
     public int promptTokens;
     public int cachedTokens;
+    /** The request completed (status OK): its cached tokens say what the engine held. */
+    public boolean completed;
     public int transferredTokens;
     public double queueMs;
     public double ttftMs;

@@ -10,6 +10,7 @@ import dev.kvrouter.jobs.policy.AffinitySwitch;
 import dev.kvrouter.jobs.replicas.HotPrefix;
 import dev.kvrouter.jobs.view.RoutingViewConfig;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
+import dev.kvrouter.jobs.view.model.LocationUpdate;
 import dev.kvrouter.jobs.view.model.RawRecord;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
@@ -22,6 +23,7 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.windowing.assigners.SlidingProcessingTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingProcessingTimeWindows;
+import org.apache.flink.util.Collector;
 
 /**
  * The per-class ratios: routing decisions joined with request outcomes by request id (bounded),
@@ -32,7 +34,8 @@ import org.apache.flink.streaming.api.windowing.assigners.TumblingProcessingTime
  * <pre>
  * decisions ─ decode ─┐                                      ┌─ tumbling ─┐
  * outcomes ── decode ─┴─ join (by request) ─ class ─ by class┤            ├─ ratios topic, Redis
- *                         └─ unmatched, counted per class ───┘─ sliding ──┘
+ *                         │└─ unmatched, counted per class ──┘─ sliding ──┘
+ *                         └─ cached blocks confirmed on their engine ─ routing view's table
  * </pre>
  */
 public final class RatiosWorkflow {
@@ -41,10 +44,16 @@ public final class RatiosWorkflow {
 
     public record Sinks(Sink<ClassRatios> ratios, Sink<ViewWrite> view, Sink<DeadLetter> deadLetters, Sink<Alert> alerts) {}
 
+    /**
+     * What the routing view takes from the requests: hot prefixes, for its replica planner, and
+     * confirmations (the blocks each completed request found cached on its engine), for the table.
+     */
+    public record Outputs(DataStream<HotPrefix> hotPrefixes, DataStream<LocationUpdate> confirmations) {}
+
     private RatiosWorkflow() {}
 
-    /** Builds the ratios topology; returns the hot prefixes, for the routing view's replica planner. */
-    public static DataStream<HotPrefix> build(RoutingViewConfig config, Sources sources, Sinks sinks) {
+    /** Builds the ratios topology; returns what the routing view takes from it. */
+    public static Outputs build(RoutingViewConfig config, Sources sources, Sinks sinks) {
         DecodeFunction.Check<RoutingDecision> decisionCheck = d -> d.getRequestId().isBlank()
                 ? Optional.of("request_id is empty") : Optional.empty();
         DecodeFunction.Check<RequestOutcome> outcomeCheck = o -> o.getRequestId().isBlank()
@@ -121,7 +130,25 @@ public final class RatiosWorkflow {
         ratios.map(RatiosWorkflow::latest).returns(TypeInformation.of(ViewWrite.class)).name("latest ratios").uid("latest-ratios")
                 .union(policy, clients)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
-        return classed.getSideOutput(ClassAssigner.HOT_PREFIXES);
+        int chunkTokens = config.chunkTokens();
+        DataStream<LocationUpdate> confirmations = joined
+                .flatMap((JoinedRequest r, Collector<LocationUpdate> out) -> confirmations(r, chunkTokens, out))
+                .returns(TypeInformation.of(LocationUpdate.class)).name("cached blocks confirmed").uid("confirmations");
+        return new Outputs(classed.getSideOutput(ClassAssigner.HOT_PREFIXES), confirmations);
+    }
+
+    /**
+     * A completed request found its first {@code cachedTokens / chunk} canonical blocks cached on its
+     * engine: each is confirmed there at the request's end (when the engine last used it).
+     */
+    static void confirmations(JoinedRequest r, int chunkTokens, Collector<LocationUpdate> out) {
+        if (!r.completed || r.engineId == null || r.promptBlocks == null) {
+            return;
+        }
+        int cached = Math.min(r.cachedTokens / chunkTokens, r.promptBlocks.length);
+        for (int i = 0; i < cached; i++) {
+            out.collect(LocationUpdate.confirm(r.promptBlocks[i], r.engineId, r.finishedAtMs));
+        }
     }
 
     /** The latest figures of a class in Redis: field {@code <class>/<tumbling|sliding>}. */

@@ -12,7 +12,6 @@ import dev.kvrouter.redis.RedisViewSinkOptions;
 import dev.kvrouter.schemas.flink.RegistrySchemaCoderProvider;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.replicas.ReplicationRecommendation;
-import dev.kvrouter.jobs.replicas.HotPrefix;
 import dev.kvrouter.view.ViewChange;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -88,8 +87,9 @@ public final class RoutingViewJob {
                 WatermarkStrategy.noWatermarks(), "routing decisions").uid("source-routing-decisions");
         DataStream<RawRecord> outcomes = env.fromSource(source(config, config.requestOutcomesTopic()),
                 WatermarkStrategy.noWatermarks(), "request outcomes").uid("source-request-outcomes");
-        // The ratios first: the hot prefixes they find feed the view's replica planner.
-        DataStream<HotPrefix> hotPrefixes = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes),
+        // The ratios first: the hot prefixes they find feed the view's replica planner, and the
+        // cached blocks each request found confirm the view's entries.
+        RatiosWorkflow.Outputs fromRequests = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes),
                 new RatiosWorkflow.Sinks(
                 kafkaSink(config, config.classRatiosTopic(), ClassRatios.class,
                         r -> r.getPrefixClass().getBytes(StandardCharsets.UTF_8)),
@@ -99,7 +99,8 @@ public final class RoutingViewJob {
                 alertsSink(config)));
 
         RedisViewSink view = viewSink(config);
-        RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(kvEvents, loads, hotPrefixes),
+        RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(kvEvents, loads,
+                        fromRequests.hotPrefixes(), fromRequests.confirmations()),
                 new RoutingViewWorkflow.Sinks(
                 view,
                 kafkaSink(config, config.viewChangelogTopic(), ViewChange.class,

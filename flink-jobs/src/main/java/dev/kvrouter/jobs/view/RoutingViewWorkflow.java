@@ -8,6 +8,7 @@ import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.jobs.ratios.RatiosWorkflow;
 import dev.kvrouter.jobs.replicas.HotPrefix;
 import dev.kvrouter.jobs.replicas.ReplicaPlanner;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
@@ -35,6 +36,7 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  * <pre>
  * kv events ─ decode+validate ─┐                         ┌─ dead letters
  * engine load ─ decode+validate┴─ EngineTracker (by engine) ─ PrefixLocationTable (by block) ─ Redis view
+ * cached blocks confirmed by request outcomes (ratios) ───────────┘
  *                                   └─ engine status ─ Redis engine table, engine-state topic,
  *                                                      fleet load (mean, Gini, hot engines) ─ Redis meta
  *                                                              └─ view changelog topic
@@ -44,8 +46,12 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  */
 public final class RoutingViewWorkflow {
 
-    /** Raw Kafka records of the two input topics, and the hot prefixes the ratios workflow finds. */
-    public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad, DataStream<HotPrefix> hotPrefixes) {}
+    /**
+     * Raw Kafka records of the two input topics, and what the ratios workflow finds: hot prefixes
+     * and the cached blocks completed requests confirm ({@link RatiosWorkflow.Outputs}).
+     */
+    public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad, DataStream<HotPrefix> hotPrefixes,
+                          DataStream<LocationUpdate> confirmations) {}
 
     public record Sinks(Sink<ViewWrite> view, Sink<ViewChange> viewChanges, Sink<EngineStateChange> engineStates,
                         Sink<DeadLetter> deadLetters, Sink<Alert> alerts, Sink<ReplicationRecommendation> recommendations) {}
@@ -81,7 +87,7 @@ public final class RoutingViewWorkflow {
 
         KeySelector<LocationUpdate, Long> byBlock = u -> u.blockHash;
         KeySelector<HotPrefix, Long> byRoot = p -> p.rootBlock;
-        SingleOutputStreamOperator<ViewWrite> blockWrites = updates.keyBy(byBlock)
+        SingleOutputStreamOperator<ViewWrite> blockWrites = updates.union(sources.confirmations()).keyBy(byBlock)
                 .connect(sources.hotPrefixes().keyBy(byRoot))
                 .process(new PrefixLocationTable())
                 .returns(TypeInformation.of(ViewWrite.class))

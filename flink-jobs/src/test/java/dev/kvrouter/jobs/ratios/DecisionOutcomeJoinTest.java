@@ -44,6 +44,7 @@ class DecisionOutcomeJoinTest {
         assertThat(j.cachedTokens).isEqualTo(48);
         assertThat(j.rootBlock).isEqualTo(11L);
         assertThat(j.reason).isEqualTo("AFFINITY");
+        assertThat(j.completed).isTrue();
         assertThat(h.numKeyedStateEntries()).isZero();
         assertThat(h.numProcessingTimeTimers()).isZero();
     }

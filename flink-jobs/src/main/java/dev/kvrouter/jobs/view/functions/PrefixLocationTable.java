@@ -29,6 +29,13 @@ import org.apache.flink.util.OutputTag;
  * engine side computed that instant ({@code expireAtMs}) from the engine's residency. A
  * processing-time timer per expiry removes it; a block with no holder left has no state at all.
  *
+ * <p>An engine reuses a cached block without storing it again, so a block every request shares
+ * would lapse from the view while it is the hottest block on the engine. Request outcomes confirm
+ * it: a confirmation moves an existing holder's time to the use and its expiry by the same lifetime
+ * (an LRU cache keeps what is used). It never creates a holder, so a confirmation that arrives
+ * after the block's removal leaves nothing behind. Confirmations within an eighth of the holder's
+ * lifetime of its time change nothing, so a hot block is not rewritten on every request.
+ *
  * <p>The second input is hot prefixes, keyed by their first block: each leaves on
  * {@link #HOT_PREFIXES} with that block's holders, for the replica planner (nothing is kept).
  */
@@ -49,7 +56,9 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
     public void processElement1(LocationUpdate u, Context ctx, Collector<ViewWrite> out) throws Exception {
         long now = ctx.timerService().currentProcessingTime();
         Holder old = holders.get(u.engine);
-        if (u.stored) {
+        if (u.confirmed) {
+            confirm(u, old, now, ctx, out);
+        } else if (u.stored) {
             Holder h = new Holder();
             h.storedAtMs = u.storedAtMs;
             h.epoch = u.epoch;
@@ -67,6 +76,30 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
             emit(ctx.getCurrentKey(), old.tag, u.eventTimeMs, out);
             ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.REMOVE, 0, old, old.version + 1, u.eventTimeMs, u.cause));
         }
+    }
+
+    /** Refreshes the engine's holder of this block, if there is one and it is old enough to be worth a write. */
+    private void confirm(LocationUpdate u, Holder old, long now, Context ctx, Collector<ViewWrite> out) throws Exception {
+        if (old == null) {
+            return;
+        }
+        long usedAt = Math.min(u.storedAtMs, now);
+        long lifetime = old.expireAtMs - old.storedAtMs;
+        if (usedAt - old.storedAtMs < Math.max(1, lifetime / 8)) {
+            return;
+        }
+        Holder h = new Holder();
+        h.storedAtMs = usedAt;
+        h.epoch = old.epoch;
+        h.expireAtMs = usedAt + lifetime;
+        h.medium = old.medium;
+        h.tag = old.tag;
+        h.version = Math.max(now, old.version + 1);
+        holders.put(u.engine, h);
+        // The timer of the old expiry still fires; it finds this holder not yet expired and keeps it.
+        ctx.timerService().registerProcessingTimeTimer(h.expireAtMs);
+        emit(ctx.getCurrentKey(), h.tag, u.eventTimeMs, out);
+        ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));
     }
 
     @Override

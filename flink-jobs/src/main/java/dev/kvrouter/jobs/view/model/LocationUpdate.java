@@ -1,8 +1,9 @@
 package dev.kvrouter.jobs.view.model;
 
 /**
- * An engine gained or lost a canonical block. Produced per engine, consumed keyed by block.
- * The holder's expiry is decided by the engine side, which knows the engine's residency time.
+ * An engine gained or lost a canonical block, or was seen using one. Produced per engine (and, for
+ * confirmations, from request outcomes), consumed keyed by block. A stored holder's expiry is
+ * decided by the engine side, which knows the engine's residency time.
  */
 public class LocationUpdate {
     public long blockHash;
@@ -10,6 +11,11 @@ public class LocationUpdate {
     public long tag;
     public String engine;
     public boolean stored;
+    /**
+     * A request on {@code engine} found this block cached at {@code storedAtMs}: an engine reuses a
+     * cached block without storing it again, so only its outcome says it is still there.
+     */
+    public boolean confirmed;
     public long storedAtMs;
     public long epoch;
     public long expireAtMs;
@@ -47,8 +53,20 @@ public class LocationUpdate {
         return u;
     }
 
+    /** The engine served a request from this cached block at {@code usedAtMs}; it refreshes a holder, never creates one. */
+    public static LocationUpdate confirm(long blockHash, String engine, long usedAtMs) {
+        LocationUpdate u = new LocationUpdate();
+        u.blockHash = blockHash;
+        u.engine = engine;
+        u.confirmed = true;
+        u.storedAtMs = usedAtMs;
+        u.eventTimeMs = usedAtMs;
+        u.cause = "confirmed";
+        return u;
+    }
+
     @Override
     public String toString() {
-        return (stored ? "store " : "remove ") + Long.toHexString(blockHash) + " on " + engine + " (" + cause + ")";
+        return (stored ? "store " : confirmed ? "confirm " : "remove ") + Long.toHexString(blockHash) + " on " + engine + " (" + cause + ")";
     }
 }

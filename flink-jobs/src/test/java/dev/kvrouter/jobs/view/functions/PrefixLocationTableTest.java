@@ -101,6 +101,45 @@ class PrefixLocationTableTest {
         assertThat(harness.numKeyedStateEntries()).as("the block's holders, nothing for the prefixes").isEqualTo(1);
     }
 
+    @Test
+    void aRequestThatFoundTheBlockCachedKeepsItsHolderAliveByTheSameLifetime() throws Exception {
+        // Stored at 1 000 with an 8 000 ms lifetime: expires at 9 000 unless used.
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 2, 9_000, "GPU", 1_000), 1_000);
+        harness.setProcessingTime(1_900);
+        harness.processElement1(LocationUpdate.confirm(BLOCK, "e1", 1_900), 1_900);
+        assertThat(harness.extractOutputValues()).as("used within an eighth of its lifetime: no write").hasSize(1);
+
+        harness.setProcessingTime(7_000);
+        harness.processElement1(LocationUpdate.confirm(BLOCK, "e1", 7_000), 7_000);
+        assertThat(last().value).isEqualTo(ViewLayout.holder("e1", 7_000, 2));
+        assertThat(last().expireAtMs).isEqualTo(15_000);
+        assertThat(last().tag).isEqualTo(TAG);
+
+        harness.setProcessingTime(9_000);
+        assertThat(harness.extractOutputValues()).as("the old expiry passes; the used holder stays").hasSize(2);
+        assertThat(harness.numKeyedStateEntries()).isEqualTo(1);
+        harness.setProcessingTime(15_000);
+        assertThat(last().value).isNull();
+        assertThat(changes()).extracting(ViewChange::getOp, ViewChange::getCause).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(ViewOp.UPSERT, "stored"),
+                org.assertj.core.groups.Tuple.tuple(ViewOp.UPSERT, "confirmed"),
+                org.assertj.core.groups.Tuple.tuple(ViewOp.REMOVE, "decayed"));
+        assertThat(harness.numKeyedStateEntries()).isZero();
+        assertThat(harness.numProcessingTimeTimers()).isZero();
+    }
+
+    @Test
+    void aConfirmationNeverCreatesAHolder() throws Exception {
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
+        harness.processElement1(LocationUpdate.remove(BLOCK, TAG, "e1", 0, 2_000, "removed"), 2_000);
+        harness.setProcessingTime(5_000);
+        // Late: the engine evicted the block after the request that used it.
+        harness.processElement1(LocationUpdate.confirm(BLOCK, "e1", 4_000), 5_000);
+        harness.processElement1(LocationUpdate.confirm(BLOCK, "e2", 4_000), 5_000);
+        assertThat(harness.extractOutputValues()).hasSize(2);
+        assertThat(harness.numKeyedStateEntries()).isZero();
+    }
+
     private List<String> values() {
         return harness.extractOutputValues().stream().map(w -> w.value).toList();
     }

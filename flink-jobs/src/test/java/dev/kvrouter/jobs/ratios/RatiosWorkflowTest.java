@@ -1,0 +1,59 @@
+package dev.kvrouter.jobs.ratios;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.jobs.view.model.LocationUpdate;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.api.common.functions.util.ListCollector;
+import org.junit.jupiter.api.Test;
+
+class RatiosWorkflowTest {
+
+    @Test
+    void aCompletedRequestConfirmsTheWholeBlocksItFoundCachedOnTheEngineThatRanIt() {
+        JoinedRequest r = request(true, 40);
+        List<LocationUpdate> out = confirmations(r);
+        // 40 cached tokens at 16 a block: the first two blocks, on the outcome's engine, at the request's end.
+        assertThat(out).extracting(u -> u.blockHash).containsExactly(11L, 12L);
+        assertThat(out).allSatisfy(u -> {
+            assertThat(u.confirmed).isTrue();
+            assertThat(u.stored).isFalse();
+            assertThat(u.engine).isEqualTo("e2");
+            assertThat(u.storedAtMs).isEqualTo(5_000);
+        });
+    }
+
+    @Test
+    void aFailedRequestOrOneWithNothingCachedConfirmsNothing() {
+        assertThat(confirmations(request(false, 64))).isEmpty();
+        assertThat(confirmations(request(true, 15))).isEmpty();
+        JoinedRequest noDecision = RatiosWorkflow.outcomeOnly(dev.kvrouter.events.RequestOutcome.newBuilder()
+                .setRequestId("r").setEngineId("e1").setPromptTokens(64).setCachedTokens(64).setTransferredTokens(0)
+                .setQueueMs(0).setTtftMs(1).setOutputTokens(1).setStatus(dev.kvrouter.events.OutcomeStatus.OK).setTsMs(1).build());
+        assertThat(confirmations(noDecision)).as("an outcome alone names no blocks").isEmpty();
+    }
+
+    @Test
+    void cachedTokensBeyondThePromptsBlocksConfirmOnlyThoseBlocks() {
+        assertThat(confirmations(request(true, 1_000))).hasSize(3);
+    }
+
+    private static List<LocationUpdate> confirmations(JoinedRequest r) {
+        List<LocationUpdate> out = new ArrayList<>();
+        RatiosWorkflow.confirmations(r, 16, new ListCollector<>(out));
+        return out;
+    }
+
+    private static JoinedRequest request(boolean completed, int cachedTokens) {
+        JoinedRequest r = new JoinedRequest();
+        r.requestId = "r";
+        r.decidedEngine = "e1";
+        r.engineId = "e2";
+        r.promptBlocks = new long[] {11, 12, 13};
+        r.cachedTokens = cachedTokens;
+        r.completed = completed;
+        r.finishedAtMs = 5_000;
+        return r;
+    }
+}
