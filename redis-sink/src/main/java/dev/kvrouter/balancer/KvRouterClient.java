@@ -17,6 +17,12 @@ import java.util.Map;
  * The Java balancer's side of the view: computes the prompt's canonical block hashes, asks Redis
  * {@code kvr_pick} in one round trip, and falls back to least-loaded routing — saying so — when the
  * view is older than {@code maxViewAge} or Redis does not answer.
+ *
+ * <p>Engines report their load about once a second; between two reports this client's own picks
+ * are load the engine table cannot show. The client remembers its last {@value #RECENT_PICKS} picks
+ * (at most {@value #RECENT_PICKS_MS} ms back) and every pick counts those made after an engine
+ * measured its load as waiting there, so placements between reports spread instead of all landing
+ * on the engine that was least loaded at the last report.
  */
 public final class KvRouterClient implements AutoCloseable {
 
@@ -106,6 +112,16 @@ public final class KvRouterClient implements AutoCloseable {
         }
     };
 
+    /** One of this client's picks: a request sent to {@code engineId} at {@code atMs} (epoch ms). */
+    private record RecentPick(String engineId, long atMs) {}
+
+    /** How many of its own picks, and how far back, the client counts as load not yet reported. */
+    static final int RECENT_PICKS = 128;
+    static final long RECENT_PICKS_MS = 5_000;
+
+    /** This client's picks, oldest first; bounded by {@link #RECENT_PICKS} and {@link #RECENT_PICKS_MS}. */
+    private final java.util.ArrayDeque<RecentPick> recentPicks = new java.util.ArrayDeque<>();
+
     public KvRouterClient(Options options) {
         this.options = options;
         this.layout = new ViewLayout(options.keyPrefix());
@@ -189,14 +205,17 @@ public final class KvRouterClient implements AutoCloseable {
      */
     public Pick pick(long[] chain, String prefixClass, String clientId) {
         int n = Math.min(chain.length, options.maxBlocks());
-        if (clientSide) {
-            return pickClientSide(chain, n, prefixClass, clientId);
-        }
+        Pick pick = clientSide ? pickClientSide(chain, n, prefixClass, clientId) : pickInRedis(chain, n, prefixClass, clientId);
+        remember(pick);
+        return pick;
+    }
+
+    private Pick pickInRedis(long[] chain, int n, String prefixClass, String clientId) {
         String[] keys = {layout.metaKey(), layout.enginesKey(),
                 layout.groupKey(n > 0 ? ViewLayout.tag(chain, 1, options.tagDepth()) : 0),
                 layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0),
                 layout.classesKey(), layout.clientsKey()};
-        String[] args = new String[n + 4];
+        String[] args = new String[n + 5];
         args[0] = Long.toString(options.maxViewAge().toMillis());
         args[1] = prefixClass == null ? "" : prefixClass;
         args[2] = clientId == null ? "" : clientId;
@@ -204,6 +223,7 @@ public final class KvRouterClient implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             args[i + 4] = ViewLayout.hex(chain[i]);
         }
+        args[n + 4] = recentPicksArgument();
         List<Object> answer;
         try {
             answer = redis.fcallReadOnly(ViewLayout.PICK_FUNCTION, ScriptOutputType.MULTI, keys, args);
@@ -249,8 +269,7 @@ public final class KvRouterClient implements AutoCloseable {
                 redis.hmget(layout.groupKey(ViewLayout.tag(chain, 2, options.tagDepth())), fields)
                         .forEach(kv -> blocks.add(kv.getValueOrElse(null)));
             }
-            Map<String, EngineEntry> engines = new java.util.HashMap<>();
-            lastEngines.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
+            Map<String, EngineEntry> engines = withRecentPicks(lastEngines);
             boolean classOff = prefixClass != null && "off".equals(view.classes().get(prefixClass));
             // In flight changes with every request: read per pick, not from the snapshot.
             Map<String, Integer> inflight = clientId == null ? null : PickPolicy.inflight(redis.hget(layout.clientsKey(), clientId));
@@ -305,9 +324,7 @@ public final class KvRouterClient implements AutoCloseable {
         }
         Source answered = source;
         // Copy once: the snapshot thread may replace it meanwhile.
-        Map<String, String> known = lastEngines;
-        List<Map.Entry<String, EngineEntry>> live = new ArrayList<>();
-        known.forEach((id, v) -> live.add(Map.entry(id, EngineEntry.decode(v))));
+        List<Map.Entry<String, EngineEntry>> live = new ArrayList<>(withRecentPicks(lastEngines).entrySet());
         Comparator<Map.Entry<String, EngineEntry>> byLoad =
                 Comparator.<Map.Entry<String, EngineEntry>>comparingInt(e -> e.getValue().load()).thenComparing(Map.Entry::getKey);
         // Under disaggregated serving the decode pool is named too; the hand-off is not priced here.
@@ -318,6 +335,54 @@ public final class KvRouterClient implements AutoCloseable {
                 .min(byLoad)
                 .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE, handoff))
                 .orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));
+    }
+
+    private void remember(Pick pick) {
+        if (pick.engineId() == null || pick.engineId().isEmpty()) {
+            return;
+        }
+        synchronized (recentPicks) {
+            recentPicks.addLast(new RecentPick(pick.engineId(), System.currentTimeMillis()));
+            if (recentPicks.size() > RECENT_PICKS) {
+                recentPicks.removeFirst();
+            }
+        }
+    }
+
+    /** The recent picks still within {@link #RECENT_PICKS_MS}, oldest first (older ones are dropped). */
+    private List<RecentPick> recentPicks() {
+        long since = System.currentTimeMillis() - RECENT_PICKS_MS;
+        synchronized (recentPicks) {
+            while (!recentPicks.isEmpty() && recentPicks.peekFirst().atMs() < since) {
+                recentPicks.removeFirst();
+            }
+            return new ArrayList<>(recentPicks);
+        }
+    }
+
+    /** kvr_pick's last argument: {@code engine@epoch_ms,…}. */
+    private String recentPicksArgument() {
+        StringBuilder arg = new StringBuilder();
+        for (RecentPick p : recentPicks()) {
+            if (arg.length() > 0) {
+                arg.append(',');
+            }
+            arg.append(p.engineId()).append('@').append(p.atMs());
+        }
+        return arg.toString();
+    }
+
+    /** The engine table as read, each engine's load plus this client's picks made after that load was measured (as kvr_pick counts). */
+    private Map<String, EngineEntry> withRecentPicks(Map<String, String> raw) {
+        Map<String, EngineEntry> engines = new java.util.HashMap<>();
+        raw.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
+        for (RecentPick p : recentPicks()) {
+            EngineEntry e = engines.get(p.engineId());
+            if (e != null && p.atMs() > e.loadAtMs()) {
+                engines.put(p.engineId(), e.plusWaiting(1));
+            }
+        }
+        return engines;
     }
 
     @Override

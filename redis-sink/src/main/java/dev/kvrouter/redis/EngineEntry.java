@@ -2,7 +2,7 @@ package dev.kvrouter.redis;
 
 /**
  * An engine as the view publishes it, the value of its field in {@code <prefix>engines}:
- * {@code status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms|role}.
+ * {@code status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role}.
  *
  * @param status      READY, BUSY, SUSPECT, DRAINING (DEAD and RESTARTED engines are removed)
  * @param kvPermille  KV cache usage in thousandths
@@ -10,23 +10,26 @@ package dev.kvrouter.redis;
  *                    there with confidence {@code exp(-a / tau)}
  * @param epoch       bumped when the engine restarts or is declared dead: older entries are void
  * @param unsynced    events were lost (sequence gap): confidence is halved until it resyncs
+ * @param loadAtMs    when the engine measured {@code waiting} and {@code running} (its last load
+ *                    report's time, never later than the job's clock): a balancer's picks after it
+ *                    are not in them yet
  * @param role        BOTH (unified serving), or PREFILL / DECODE (the pools of disaggregated serving)
  */
 public record EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch,
-                          boolean unsynced, long updatedMs, String role) {
+                          boolean unsynced, long loadAtMs, String role) {
 
     public static final String BOTH = "BOTH";
     public static final String DECODE = "DECODE";
 
     /** A unified-serving engine (role BOTH). */
     public EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch, boolean unsynced,
-                       long updatedMs) {
-        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, updatedMs, BOTH);
+                       long loadAtMs) {
+        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, BOTH);
     }
 
     public String encode() {
         return status + '|' + waiting + '|' + running + '|' + kvPermille + '|' + tauMs + '|' + epoch + '|'
-                + (unsynced ? '1' : '0') + '|' + updatedMs + '|' + role;
+                + (unsynced ? '1' : '0') + '|' + loadAtMs + '|' + role;
     }
 
     public static EngineEntry decode(String value) {
@@ -46,5 +49,11 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
 
     public int load() {
         return waiting + running;
+    }
+
+    /** The same engine with {@code requests} more waiting: a balancer's own picks its load report does not show yet. */
+    public EngineEntry plusWaiting(int requests) {
+        return requests == 0 ? this
+                : new EngineEntry(status, waiting + requests, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role);
     }
 }

@@ -23,7 +23,7 @@ import java.nio.charset.StandardCharsets;
 public final class ViewLayout {
 
     /** Bumped on any incompatible change of keys or values; the Lua library checks it. */
-    public static final int LAYOUT_VERSION = 5;
+    public static final int LAYOUT_VERSION = 6;
     public static final String FUNCTION_LIBRARY = "kvrouter";
     public static final String PICK_FUNCTION = "kvr_pick";
 

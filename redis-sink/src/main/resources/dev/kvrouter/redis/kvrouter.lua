@@ -2,9 +2,9 @@
 
 -- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
-local LAYOUT = 5
+local LAYOUT = 6
 
--- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|updated_ms|role
+-- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role
 local function parse_engine(v)
   local f = {}
   for part in string.gmatch(v, '([^|]*)|?') do
@@ -14,7 +14,7 @@ local function parse_engine(v)
   return {
     status = f[1], waiting = tonumber(f[2]) or 0, running = tonumber(f[3]) or 0,
     kv = tonumber(f[4]) or 0, tau = tonumber(f[5]) or 1, epoch = f[6],
-    unsynced = f[7] == '1', updated = tonumber(f[8]) or 0,
+    unsynced = f[7] == '1', load_ms = tonumber(f[8]) or 0,
     decode_only = f[9] == 'DECODE',
   }
 end
@@ -53,7 +53,8 @@ end
 
 -- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy, clients in flight
 -- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), n, hash_1 ... hash_n
---       (16 hex digits each)
+--       (16 hex digits each), and optionally the balancer's own recent picks, engine@epoch_ms,...
+--       (an older caller leaves it out)
 -- Returns: engine, matched blocks, reason, view age ms (-1 without a view), confidence (string),
 --          expected outcome (HIT, TRANSFER, COLD), prompt tokens it saves recomputing, their price
 --          in dollars (string), prefill milliseconds saved (string), decode engine ('' unless the
@@ -141,6 +142,19 @@ local function pick(keys, args)
         engines[flat[i]] = e
         live = live + 1
         total_load = total_load + e.load
+      end
+    end
+  end
+  -- The balancer's own picks that the engine table cannot show yet (made after the engine measured
+  -- the load it last reported) each add one request to that engine: between two load reports,
+  -- placements would otherwise all land on the same least-loaded engine.
+  local recent = args[first_hash + n]
+  if recent and recent ~= '' then
+    for id, at in string.gmatch(recent, '([^,@]+)@(%d+)') do
+      local e = engines[id]
+      if e and tonumber(at) > e.load_ms then
+        e.load = e.load + 1
+        total_load = total_load + 1
       end
     end
   end

@@ -136,7 +136,22 @@ class PickFunctionITCase {
     }
 
     @Test
+    void placementsBetweenTwoLoadReportsCountAsLoadInsteadOfAllLandingOnTheLeastLoadedEngine() {
+        // No holder: every pick is COLD, on load alone. Reported loads e1 1, e2 2, e3 0; each pick
+        // adds one waiting request to its engine until that engine reports again (ties by id).
+        List<String> placed = IntStream.range(0, 6).mapToObj(i -> pick(router, chain).engineId()).toList();
+        assertThat(placed).containsExactly("e3", "e1", "e3", "e1", "e2", "e3");
+
+        // e3 reports after those picks: its report includes them, so they stop counting there.
+        long later = System.currentTimeMillis() + 1;
+        redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", 3, 0, 500, TAU, 1, false, later).encode());
+        redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 0, 500, TAU, 1, false, later).encode());
+        assertThat(pick(router, chain).engineId()).as("e1 0 (its picks reported), e2 2 + 1 picked, e3 3").isEqualTo("e1");
+    }
+
+    @Test
     void anOldViewFallsBackToLeastLoadedAndSaysSo() {
+        engine("e1", "READY", 5, 1); // e3 stays the least loaded with this client's first pick counted there
         hold(1, "e1");
         redis.hset(layout.metaKey(), "updated_ms", Long.toString(now - 60_000));
         Pick p = pick(router, chain);

@@ -14,6 +14,7 @@ import dev.kvrouter.jobs.view.model.LocationUpdate;
 import dev.kvrouter.jobs.view.model.RawRecord;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
+import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.redis.ViewWrite;
 import java.util.Optional;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -131,23 +132,26 @@ public final class RatiosWorkflow {
                 .union(policy, clients)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
         int chunkTokens = config.chunkTokens();
+        int tagDepth = config.tagDepth();
         DataStream<LocationUpdate> confirmations = joined
-                .flatMap((JoinedRequest r, Collector<LocationUpdate> out) -> confirmations(r, chunkTokens, out))
+                .flatMap((JoinedRequest r, Collector<LocationUpdate> out) -> confirmations(r, chunkTokens, tagDepth, out))
                 .returns(TypeInformation.of(LocationUpdate.class)).name("cached blocks confirmed").uid("confirmations");
         return new Outputs(classed.getSideOutput(ClassAssigner.HOT_PREFIXES), confirmations);
     }
 
     /**
      * A completed request found its first {@code cachedTokens / chunk} canonical blocks cached on its
-     * engine: each is confirmed there at the request's end (when the engine last used it).
+     * engine: each is confirmed there at the request's end (when the engine last used it), in its
+     * Redis group ({@link ViewLayout#tag}); the engine's epoch and the entry's life come later.
      */
-    static void confirmations(JoinedRequest r, int chunkTokens, Collector<LocationUpdate> out) {
+    static void confirmations(JoinedRequest r, int chunkTokens, int tagDepth, Collector<LocationUpdate> out) {
         if (!r.completed || r.engineId == null || r.promptBlocks == null) {
             return;
         }
         int cached = Math.min(r.cachedTokens / chunkTokens, r.promptBlocks.length);
         for (int i = 0; i < cached; i++) {
-            out.collect(LocationUpdate.confirm(r.promptBlocks[i], r.engineId, r.finishedAtMs));
+            out.collect(LocationUpdate.confirm(r.promptBlocks[i], ViewLayout.tag(r.promptBlocks, i + 1, tagDepth), r.engineId,
+                    r.finishedAtMs, 0, 0));
         }
     }
 

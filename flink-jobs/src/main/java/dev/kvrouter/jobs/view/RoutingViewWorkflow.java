@@ -15,6 +15,7 @@ import dev.kvrouter.jobs.view.functions.DecodeFunction;
 import dev.kvrouter.jobs.view.functions.EngineTracker;
 import dev.kvrouter.jobs.view.functions.FleetLoad;
 import dev.kvrouter.jobs.view.functions.PrefixLocationTable;
+import dev.kvrouter.jobs.view.functions.UseConfirmer;
 import dev.kvrouter.jobs.view.functions.Validation;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
@@ -36,7 +37,7 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  * <pre>
  * kv events ─ decode+validate ─┐                         ┌─ dead letters
  * engine load ─ decode+validate┴─ EngineTracker (by engine) ─ PrefixLocationTable (by block) ─ Redis view
- * cached blocks confirmed by request outcomes (ratios) ───────────┘
+ * cached blocks requests found (ratios) ─ UseConfirmer (by engine, with engine status) ─┘
  *                                   └─ engine status ─ Redis engine table, engine-state topic,
  *                                                      fleet load (mean, Gini, hot engines) ─ Redis meta
  *                                                              └─ view changelog topic
@@ -87,7 +88,12 @@ public final class RoutingViewWorkflow {
 
         KeySelector<LocationUpdate, Long> byBlock = u -> u.blockHash;
         KeySelector<HotPrefix, Long> byRoot = p -> p.rootBlock;
-        SingleOutputStreamOperator<ViewWrite> blockWrites = updates.union(sources.confirmations()).keyBy(byBlock)
+        KeySelector<EngineStatus, String> statusEngine = s -> s.engine;
+        KeySelector<LocationUpdate, String> usedOn = u -> u.engine;
+        DataStream<LocationUpdate> confirmed = status.keyBy(statusEngine).connect(sources.confirmations().keyBy(usedOn))
+                .process(new UseConfirmer(config.lifetimesToFloor())).returns(TypeInformation.of(LocationUpdate.class))
+                .name("confirm cached blocks").uid("use-confirmer");
+        SingleOutputStreamOperator<ViewWrite> blockWrites = updates.union(confirmed).keyBy(byBlock)
                 .connect(sources.hotPrefixes().keyBy(byRoot))
                 .process(new PrefixLocationTable())
                 .returns(TypeInformation.of(ViewWrite.class))
@@ -124,7 +130,7 @@ public final class RoutingViewWorkflow {
     /** Dead engines leave the engine table; pick then ignores every entry of theirs. */
     public static ViewWrite engineWrite(EngineStatus s) {
         EngineEntry entry = "DEAD".equals(s.health) ? null : new EngineEntry(s.health, s.waiting, s.running,
-                (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs), s.epoch, s.unsynced, s.tsMs, s.role);
+                (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs), s.epoch, s.unsynced, s.loadAtMs, s.role);
         return ViewWrite.engine(s.engine, entry, s.tsMs);
     }
 

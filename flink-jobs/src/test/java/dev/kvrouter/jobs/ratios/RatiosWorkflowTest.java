@@ -14,8 +14,10 @@ class RatiosWorkflowTest {
     void aCompletedRequestConfirmsTheWholeBlocksItFoundCachedOnTheEngineThatRanIt() {
         JoinedRequest r = request(true, 40);
         List<LocationUpdate> out = confirmations(r);
-        // 40 cached tokens at 16 a block: the first two blocks, on the outcome's engine, at the request's end.
+        // 40 cached tokens at 16 a block: the first two blocks, on the outcome's engine, at the request's end,
+        // each in its Redis group (tag depth 2: the first block's own, then the second's).
         assertThat(out).extracting(u -> u.blockHash).containsExactly(11L, 12L);
+        assertThat(out).extracting(u -> u.tag).containsExactly(11L, 12L);
         assertThat(out).allSatisfy(u -> {
             assertThat(u.confirmed).isTrue();
             assertThat(u.stored).isFalse();
@@ -36,12 +38,12 @@ class RatiosWorkflowTest {
 
     @Test
     void cachedTokensBeyondThePromptsBlocksConfirmOnlyThoseBlocks() {
-        assertThat(confirmations(request(true, 1_000))).hasSize(3);
+        assertThat(confirmations(request(true, 1_000))).extracting(u -> u.tag).containsExactly(11L, 12L, 12L);
     }
 
     private static List<LocationUpdate> confirmations(JoinedRequest r) {
         List<LocationUpdate> out = new ArrayList<>();
-        RatiosWorkflow.confirmations(r, 16, new ListCollector<>(out));
+        RatiosWorkflow.confirmations(r, 16, 2, new ListCollector<>(out));
         return out;
     }
 

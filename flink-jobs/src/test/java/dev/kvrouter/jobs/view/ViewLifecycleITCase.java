@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.events.OutcomeStatus;
+import dev.kvrouter.events.RequestOutcome;
+import dev.kvrouter.events.RouteReason;
+import dev.kvrouter.events.RoutingDecision;
+import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
@@ -12,6 +17,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -27,7 +33,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The view as a whole: it empties when the job stops, and parallelism does not change it. */
+/**
+ * The view as a whole: it empties when the job stops, keeps what requests keep using, and
+ * parallelism does not change it.
+ */
 @ExtendWith(LocalStackExtension.class)
 class ViewLifecycleITCase {
 
@@ -59,6 +68,69 @@ class ViewLifecycleITCase {
             assertThat(router.engines()).as("the engine table expired with the view").isEmpty();
             assertThat(took).as("view.ttl is 3 s").isLessThan(10_000);
         }
+    }
+
+    @Test
+    void aPrefixRequestsKeepReusingStaysInTheViewWhileAnUnusedCopyLapses(StackAddresses stack) throws Exception {
+        String topics = ViewTestSupport.topics(stack, "it-life");
+        // Residency 1 s: an entry nothing confirms leaves ln(1 / 0.05) = 3 residencies after it was stored.
+        RoutingViewConfig config = ViewTestSupport.config(stack, topics, stack.redisUrl(),
+                "engine.default-residency", "1 s", "engine.suspect-after", "5 min", "engine.dead-after", "10 min");
+        JobClient job = start(config, "confirmed on use");
+        FakeEngine used = new FakeEngine(UniqueNames.topic("used"), 16);
+        FakeEngine idle = new FakeEngine(UniqueNames.topic("idle"), 16);
+        int[] prompt = new Random(3).ints(64, 0, 1000).toArray();
+        long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
+        ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
+        String rootKey = layout.groupKey(ViewLayout.tag(chain, 1, config.tagDepth()));
+        String lastKey = layout.groupKey(ViewLayout.tag(chain, 4, config.tagDepth()));
+        RedisClient client = RedisClient.create(stack.redisUrl());
+        try (KafkaProducer<String, Object> producer = producer(stack);
+             StatefulRedisConnection<String, String> redis = client.connect()) {
+            for (FakeEngine e : List.of(used, idle)) {
+                producer.send(new ProducerRecord<>(config.engineLoadTopic(), e.id, e.load(0, 1)));
+                producer.send(new ProducerRecord<>(config.kvEventsTopic(), e.id, e.batch(e.stored(prompt, 0, 4))));
+            }
+            producer.flush();
+            awaitField(redis, rootKey, ViewLayout.hex(chain[0]), v -> v != null && v.contains(used.id) && v.contains(idle.id));
+
+            // Requests keep finding the whole prompt cached on one engine (as an engine reuses a block
+            // without storing it again: no KV event) for more than twice an entry's unconfirmed life.
+            long until = System.currentTimeMillis() + 8_000;
+            for (int n = 0; System.currentTimeMillis() < until; n++) {
+                String id = UniqueNames.topic("req-" + n);
+                producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), id, RoutingDecision.newBuilder()
+                        .setRequestId(id).setEngineId(used.id).setPredictedCachedBlocks(4).setReason(RouteReason.AFFINITY)
+                        .setTsMs(System.currentTimeMillis()).setPromptBlockHashes(Arrays.stream(chain).boxed().toList()).build()));
+                producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), id, RequestOutcome.newBuilder()
+                        .setRequestId(id).setEngineId(used.id).setPromptTokens(64).setCachedTokens(64).setQueueMs(1)
+                        .setTtftMs(5).setStatus(OutcomeStatus.OK).setTsMs(System.currentTimeMillis()).build()));
+                Thread.sleep(250);
+            }
+            String root = redis.sync().hget(rootKey, ViewLayout.hex(chain[0]));
+            assertThat(root).as("the used copy stays, the unused one lapsed").contains(used.id + "=").doesNotContain(idle.id);
+            assertThat(redis.sync().hget(lastKey, ViewLayout.hex(chain[3]))).contains(used.id + "=");
+
+            // Once requests stop, the used copy lapses by the same rule.
+            awaitField(redis, rootKey, ViewLayout.hex(chain[0]), v -> v == null);
+        } finally {
+            job.cancel().get(30, TimeUnit.SECONDS);
+            client.shutdown();
+        }
+    }
+
+    private static void awaitField(StatefulRedisConnection<String, String> redis, String key, String field,
+                                   java.util.function.Predicate<String> until) throws InterruptedException {
+        long deadline = System.nanoTime() + ViewTestSupport.WAIT.toNanos();
+        String value = null;
+        while (System.nanoTime() < deadline) {
+            value = redis.sync().hget(key, field);
+            if (until.test(value)) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError(key + " " + field + " is still " + value);
     }
 
     @Test

@@ -149,7 +149,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         h.lifecycle = load.getLifecycle().name();
         h.role = load.getRole().name();
         h.lastSeenMs = now;
-        h.lastLoadMs = now;
+        h.loadAtMs = Math.min(load.getTsMs(), now);
         String next = liveHealth(h);
         String reason = switch (next) {
             case "BUSY" -> h.waiting + " requests waiting, over the queue cap of " + queueCap;
@@ -288,7 +288,12 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
 
     /** How long an entry stored now stays above the confidence floor. */
     long entryLifetimeMs(EngineHealthState h) {
-        return (long) (Math.min(maxResidencyMs, effectiveResidencyMs(h)) * lifetimes);
+        return lifetimeMs(Math.min(maxResidencyMs, effectiveResidencyMs(h)), lifetimes);
+    }
+
+    /** An entry's life: until its confidence exp(-age / residency) falls below the floor, {@code lifetimes} = ln(1 / floor). */
+    static long lifetimeMs(double residencyMs, double lifetimes) {
+        return (long) (residencyMs * lifetimes);
     }
 
     private void changeHealth(EngineHealthState h, String next, String reason, long now, Context ctx) {
@@ -328,6 +333,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         s.epoch = h.epoch;
         s.unsynced = now < h.unsyncedUntilMs;
         s.tsMs = now;
+        s.loadAtMs = h.loadAtMs;
         s.changed = changed;
         return s;
     }

@@ -31,10 +31,12 @@ import org.apache.flink.util.OutputTag;
  *
  * <p>An engine reuses a cached block without storing it again, so a block every request shares
  * would lapse from the view while it is the hottest block on the engine. Request outcomes confirm
- * it: a confirmation moves an existing holder's time to the use and its expiry by the same lifetime
- * (an LRU cache keeps what is used). It never creates a holder, so a confirmation that arrives
- * after the block's removal leaves nothing behind. Confirmations within an eighth of the holder's
- * lifetime of its time change nothing, so a hot block is not rewritten on every request.
+ * it ({@link UseConfirmer} stamps each with the engine's epoch and an entry's life there): the
+ * holder's time moves to the use and its expiry by a whole life (an LRU cache keeps what is used),
+ * and a holder the view let lapse comes back. A confirmation from an older epoch than the holder's
+ * changes nothing; one within an eighth of a life of the holder's time is not worth a write (a hot
+ * block is used on every request). A block evicted right after a request that used it, whose removal
+ * overtakes that request's outcome, comes back for one life: the staleness ratio counts such picks.
  *
  * <p>The second input is hot prefixes, keyed by their first block: each leaves on
  * {@link #HOT_PREFIXES} with that block's holders, for the replica planner (nothing is kept).
@@ -78,25 +80,25 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
         }
     }
 
-    /** Refreshes the engine's holder of this block, if there is one and it is old enough to be worth a write. */
+    /** Records that the engine held this block when a request used it, unless the holder already says as much. */
     private void confirm(LocationUpdate u, Holder old, long now, Context ctx, Collector<ViewWrite> out) throws Exception {
-        if (old == null) {
-            return;
-        }
         long usedAt = Math.min(u.storedAtMs, now);
-        long lifetime = old.expireAtMs - old.storedAtMs;
-        if (usedAt - old.storedAtMs < Math.max(1, lifetime / 8)) {
+        long lifetime = u.expireAtMs - u.storedAtMs;
+        if (usedAt + lifetime <= now) {
+            return; // its life ended before it got here
+        }
+        if (old != null && (old.epoch > u.epoch || old.epoch == u.epoch && usedAt - old.storedAtMs < Math.max(1, lifetime / 8))) {
             return;
         }
         Holder h = new Holder();
         h.storedAtMs = usedAt;
-        h.epoch = old.epoch;
+        h.epoch = u.epoch;
         h.expireAtMs = usedAt + lifetime;
-        h.medium = old.medium;
-        h.tag = old.tag;
-        h.version = Math.max(now, old.version + 1);
+        h.medium = old == null ? null : old.medium;
+        h.tag = u.tag;
+        h.version = old == null ? now : Math.max(now, old.version + 1);
         holders.put(u.engine, h);
-        // The timer of the old expiry still fires; it finds this holder not yet expired and keeps it.
+        // A refreshed holder's old expiry timer still fires; it finds the holder not yet expired and keeps it.
         ctx.timerService().registerProcessingTimeTimer(h.expireAtMs);
         emit(ctx.getCurrentKey(), h.tag, u.eventTimeMs, out);
         ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));

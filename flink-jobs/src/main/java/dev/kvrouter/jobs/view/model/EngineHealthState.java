@@ -7,7 +7,8 @@ public class EngineHealthState {
     /** Last sequence number seen; -1 before the first batch. */
     public long lastSeq = -1;
     public long lastSeenMs;
-    public long lastLoadMs;
+    /** When the engine measured the load it last reported (the report's time, never later than the job's clock). */
+    public long loadAtMs;
     public int waiting;
     public int running;
     public long kvUsed;

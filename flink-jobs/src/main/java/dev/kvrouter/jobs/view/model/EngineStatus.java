@@ -15,6 +15,8 @@ public class EngineStatus {
     public long epoch;
     public boolean unsynced;
     public long tsMs;
+    /** When the engine measured {@code waiting} and {@code running}; 0 before its first load report. */
+    public long loadAtMs;
     /** True when health changed (goes to the engine-state topic); false for a load refresh. */
     public boolean changed;
 

@@ -53,13 +53,19 @@ public class LocationUpdate {
         return u;
     }
 
-    /** The engine served a request from this cached block at {@code usedAtMs}; it refreshes a holder, never creates one. */
-    public static LocationUpdate confirm(long blockHash, String engine, long usedAtMs) {
+    /**
+     * The engine served a request from this cached block at {@code usedAtMs}: the holder is there as
+     * of then. Epoch and expiry are 0 until {@code UseConfirmer} stamps them from the engine's status.
+     */
+    public static LocationUpdate confirm(long blockHash, long tag, String engine, long usedAtMs, long epoch, long expireAtMs) {
         LocationUpdate u = new LocationUpdate();
         u.blockHash = blockHash;
+        u.tag = tag;
         u.engine = engine;
         u.confirmed = true;
         u.storedAtMs = usedAtMs;
+        u.epoch = epoch;
+        u.expireAtMs = expireAtMs;
         u.eventTimeMs = usedAtMs;
         u.cause = "confirmed";
         return u;

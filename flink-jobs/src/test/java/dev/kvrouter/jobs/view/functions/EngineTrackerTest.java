@@ -153,6 +153,27 @@ class EngineTrackerTest {
     }
 
     @Test
+    void theEngineTableSaysWhenTheEngineMeasuredItsLoadNeverLaterThanTheJobsClock() throws Exception {
+        open(TestConfigs.with("engine.update-interval", "0 ms"));
+        harness.setProcessingTime(5_000);
+        EngineLoad measured = load(3, 1);
+        measured.setTsMs(4_200); // sampled 800 ms before the job saw it
+        harness.processElement2(measured, 5_000);
+        assertThat(lastStatus().loadAtMs).isEqualTo(4_200);
+        assertThat(dev.kvrouter.redis.EngineEntry.decode(dev.kvrouter.jobs.view.RoutingViewWorkflow.engineWrite(lastStatus()).value)
+                .loadAtMs()).isEqualTo(4_200);
+        harness.setProcessingTime(6_000);
+        EngineLoad ahead = load(3, 1);
+        ahead.setTsMs(9_000); // an engine clock running ahead
+        harness.processElement2(ahead, 6_000);
+        assertThat(lastStatus().loadAtMs).isEqualTo(6_000);
+        harness.setProcessingTime(7_000);
+        harness.processElement1(batch(0, stored(0, 2, 16)), 7_000);
+        assertThat(lastStatus().tsMs).isEqualTo(7_000);
+        assertThat(lastStatus().loadAtMs).as("a KV event is no new load figure").isEqualTo(6_000);
+    }
+
+    @Test
     void aSequenceResetDropsTheEntriesAndMovesTheEpoch() throws Exception {
         open(TestConfigs.with());
         harness.processElement2(load(0, 1), 0);

@@ -102,21 +102,21 @@ class PrefixLocationTableTest {
     }
 
     @Test
-    void aRequestThatFoundTheBlockCachedKeepsItsHolderAliveByTheSameLifetime() throws Exception {
-        // Stored at 1 000 with an 8 000 ms lifetime: expires at 9 000 unless used.
+    void aRequestThatFoundTheBlockCachedKeepsItsHolderForAnotherLife() throws Exception {
+        // Stored at 1 000 with an 8 000 ms life: gone at 9 000 unless used.
         harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 2, 9_000, "GPU", 1_000), 1_000);
         harness.setProcessingTime(1_900);
-        harness.processElement1(LocationUpdate.confirm(BLOCK, "e1", 1_900), 1_900);
-        assertThat(harness.extractOutputValues()).as("used within an eighth of its lifetime: no write").hasSize(1);
+        harness.processElement1(LocationUpdate.confirm(BLOCK, TAG, "e1", 1_900, 2, 9_900), 1_900);
+        assertThat(harness.extractOutputValues()).as("used within an eighth of a life: no write").hasSize(1);
 
         harness.setProcessingTime(7_000);
-        harness.processElement1(LocationUpdate.confirm(BLOCK, "e1", 7_000), 7_000);
+        harness.processElement1(LocationUpdate.confirm(BLOCK, TAG, "e1", 7_000, 2, 15_000), 7_000);
         assertThat(last().value).isEqualTo(ViewLayout.holder("e1", 7_000, 2));
         assertThat(last().expireAtMs).isEqualTo(15_000);
         assertThat(last().tag).isEqualTo(TAG);
 
         harness.setProcessingTime(9_000);
-        assertThat(harness.extractOutputValues()).as("the old expiry passes; the used holder stays").hasSize(2);
+        assertThat(harness.extractOutputValues()).as("the first expiry passes; the used holder stays").hasSize(2);
         assertThat(harness.numKeyedStateEntries()).isEqualTo(1);
         harness.setProcessingTime(15_000);
         assertThat(last().value).isNull();
@@ -129,15 +129,26 @@ class PrefixLocationTableTest {
     }
 
     @Test
-    void aConfirmationNeverCreatesAHolder() throws Exception {
-        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
-        harness.processElement1(LocationUpdate.remove(BLOCK, TAG, "e1", 0, 2_000, "removed"), 2_000);
+    void aConfirmationBringsBackAHolderTheViewLetLapseButNotOneOfAnOlderEpoch() throws Exception {
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 3_000, null, 1_000), 1_000);
+        harness.setProcessingTime(3_000);
+        assertThat(last().value).as("lapsed: the engine never stores a block it reuses again").isNull();
+
+        harness.setProcessingTime(4_000);
+        harness.processElement1(LocationUpdate.confirm(BLOCK, TAG, "e1", 4_000, 0, 12_000), 4_000);
+        assertThat(last().value).isEqualTo(ViewLayout.holder("e1", 4_000, 0));
+
         harness.setProcessingTime(5_000);
-        // Late: the engine evicted the block after the request that used it.
-        harness.processElement1(LocationUpdate.confirm(BLOCK, "e1", 4_000), 5_000);
-        harness.processElement1(LocationUpdate.confirm(BLOCK, "e2", 4_000), 5_000);
-        assertThat(harness.extractOutputValues()).hasSize(2);
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 5_000, 1, 13_000, null, 5_000), 5_000);
+        harness.setProcessingTime(6_000);
+        harness.processElement1(LocationUpdate.confirm(BLOCK, TAG, "e1", 6_000, 0, 14_000), 6_000);
+        assertThat(last().value).as("a use of the cache before the restart").isEqualTo(ViewLayout.holder("e1", 5_000, 1));
+        harness.processElement1(LocationUpdate.confirm(BLOCK, TAG, "e2", 500, 0, 5_500), 6_000);
+        assertThat(harness.extractOutputValues()).as("a use whose life ended on the way changes nothing").hasSize(4);
+
+        harness.setProcessingTime(14_000);
         assertThat(harness.numKeyedStateEntries()).isZero();
+        assertThat(harness.numProcessingTimeTimers()).isZero();
     }
 
     private List<String> values() {
