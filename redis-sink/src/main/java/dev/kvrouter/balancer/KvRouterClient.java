@@ -22,7 +22,9 @@ import java.util.Map;
  * are load the engine table cannot show. The client remembers its last {@value #RECENT_PICKS} picks
  * (at most {@value #RECENT_PICKS_MS} ms back) and every pick counts those made after an engine
  * measured its load as waiting there, so placements between reports spread instead of all landing
- * on the engine that was least loaded at the last report.
+ * on the engine that was least loaded at the last report. With the view's prefill rate known, the
+ * same picks say how much prefill each engine still has queued from this client, and a request
+ * goes where its first token comes soonest ({@link PickPolicy#fasterThan}).
  */
 public final class KvRouterClient implements AutoCloseable {
 
@@ -112,15 +114,12 @@ public final class KvRouterClient implements AutoCloseable {
         }
     };
 
-    /** One of this client's picks: a request sent to {@code engineId} at {@code atMs} (epoch ms). */
-    private record RecentPick(String engineId, long atMs) {}
-
     /** How many of its own picks, and how far back, the client counts as load not yet reported. */
     static final int RECENT_PICKS = 128;
     static final long RECENT_PICKS_MS = 5_000;
 
     /** This client's picks, oldest first; bounded by {@link #RECENT_PICKS} and {@link #RECENT_PICKS_MS}. */
-    private final java.util.ArrayDeque<RecentPick> recentPicks = new java.util.ArrayDeque<>();
+    private final java.util.ArrayDeque<PickPolicy.RecentPick> recentPicks = new java.util.ArrayDeque<>();
 
     public KvRouterClient(Options options) {
         this.options = options;
@@ -206,7 +205,7 @@ public final class KvRouterClient implements AutoCloseable {
     public Pick pick(long[] chain, String prefixClass, String clientId) {
         int n = Math.min(chain.length, options.maxBlocks());
         Pick pick = clientSide ? pickClientSide(chain, n, prefixClass, clientId) : pickInRedis(chain, n, prefixClass, clientId);
-        remember(pick);
+        remember(pick, n);
         return pick;
     }
 
@@ -273,9 +272,12 @@ public final class KvRouterClient implements AutoCloseable {
             boolean classOff = prefixClass != null && "off".equals(view.classes().get(prefixClass));
             // In flight changes with every request: read per pick, not from the snapshot.
             Map<String, Integer> inflight = clientId == null ? null : PickPolicy.inflight(redis.hget(layout.clientsKey(), clientId));
+            long now = System.currentTimeMillis();
+            Double rate = view.cost().prefillTokensPerS();
+            Map<String, Double> backlog = rate == null ? Map.of() : PickPolicy.prefillBacklog(recentPicks(), rate, now);
             PickPolicy.Choice c = PickPolicy.choose(new PickPolicy.ViewRead(Long.parseLong(view.updatedMs()), view.busyFactor(),
-                    view.floor(), engines, blocks, classOff, inflight, view.clientCap(), view.clientMinInflight(), view.cost()),
-                    System.currentTimeMillis(), options.maxViewAge().toMillis());
+                    view.floor(), engines, blocks, classOff, inflight, view.clientCap(), view.clientMinInflight(), view.cost(), backlog),
+                    now, options.maxViewAge().toMillis());
             Source source = "FALLBACK_LOAD_ONLY".equals(c.reason()) ? Source.FALLBACK_STALE_VIEW
                     : c.engineId().isEmpty() ? Source.NO_ENGINE : Source.VIEW;
             return new Pick(c.engineId(), c.matchedBlocks(), c.reason(), c.viewAgeMs(), c.confidence(), source, c.saving(),
@@ -337,12 +339,14 @@ public final class KvRouterClient implements AutoCloseable {
                 .orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));
     }
 
-    private void remember(Pick pick) {
+    /** Remembers a placement and the prompt tokens it sends there uncached ({@code n} blocks looked up). */
+    private void remember(Pick pick, int n) {
         if (pick.engineId() == null || pick.engineId().isEmpty()) {
             return;
         }
+        int uncached = Math.max(0, n - Math.max(0, pick.matchedBlocks())) * options.chunkTokens();
         synchronized (recentPicks) {
-            recentPicks.addLast(new RecentPick(pick.engineId(), System.currentTimeMillis()));
+            recentPicks.addLast(new PickPolicy.RecentPick(pick.engineId(), System.currentTimeMillis(), uncached));
             if (recentPicks.size() > RECENT_PICKS) {
                 recentPicks.removeFirst();
             }
@@ -350,7 +354,7 @@ public final class KvRouterClient implements AutoCloseable {
     }
 
     /** The recent picks still within {@link #RECENT_PICKS_MS}, oldest first (older ones are dropped). */
-    private List<RecentPick> recentPicks() {
+    private List<PickPolicy.RecentPick> recentPicks() {
         long since = System.currentTimeMillis() - RECENT_PICKS_MS;
         synchronized (recentPicks) {
             while (!recentPicks.isEmpty() && recentPicks.peekFirst().atMs() < since) {
@@ -360,14 +364,14 @@ public final class KvRouterClient implements AutoCloseable {
         }
     }
 
-    /** kvr_pick's last argument: {@code engine@epoch_ms,…}. */
+    /** kvr_pick's last argument: {@code engine@epoch_ms:uncached_tokens,…}, oldest first. */
     private String recentPicksArgument() {
         StringBuilder arg = new StringBuilder();
-        for (RecentPick p : recentPicks()) {
+        for (PickPolicy.RecentPick p : recentPicks()) {
             if (arg.length() > 0) {
                 arg.append(',');
             }
-            arg.append(p.engineId()).append('@').append(p.atMs());
+            arg.append(p.engineId()).append('@').append(p.atMs()).append(':').append(p.prefillTokens());
         }
         return arg.toString();
     }
@@ -376,7 +380,7 @@ public final class KvRouterClient implements AutoCloseable {
     private Map<String, EngineEntry> withRecentPicks(Map<String, String> raw) {
         Map<String, EngineEntry> engines = new java.util.HashMap<>();
         raw.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
-        for (RecentPick p : recentPicks()) {
+        for (PickPolicy.RecentPick p : recentPicks()) {
             EngineEntry e = engines.get(p.engineId());
             if (e != null && p.atMs() > e.loadAtMs()) {
                 engines.put(p.engineId(), e.plusWaiting(1));

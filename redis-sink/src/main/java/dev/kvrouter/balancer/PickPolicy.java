@@ -23,10 +23,12 @@ public final class PickPolicy {
     /**
      * @param clientInflight the client's requests in flight per engine; null for a request without a client id
      * @param clientCap      the largest share of them one engine may take, from the cap's minimum on
+     * @param prefillBacklog per engine, the milliseconds of prefill this balancer's recent picks still
+     *                       have ahead of a new request there ({@link #prefillBacklog}); empty when unknown
      */
     public record ViewRead(long updatedMs, double busyFactor, double floor, Map<String, EngineEntry> engines, List<String> blocks,
                            boolean classAffinityOff, Map<String, Integer> clientInflight, double clientCap, int clientMinInflight,
-                           Cost cost) {
+                           Cost cost, Map<String, Double> prefillBacklog) {
 
         boolean overClientCap(String engine) {
             if (clientInflight == null) {
@@ -166,6 +168,12 @@ public final class PickPolicy {
             why = "SPILL_CLIENT_CAP";
         }
         if (why == null) {
+            String faster = fasterThan(first, depth, live, mean, view);
+            if (faster != null) {
+                int d = depth.getOrDefault(faster, 0);
+                return new Choice(faster, d, d > 0 ? "REPLICA" : "SPILL_BUSY", age, d > 0 ? round(conf.get(faster)) : 0,
+                        view.cost().of(d, bestDepth), handoff);
+            }
             return new Choice(first, depth.get(first), "AFFINITY", age, round(conf.get(first)),
                     view.cost().of(depth.get(first), bestDepth), handoff);
         }
@@ -176,6 +184,54 @@ public final class PickPolicy {
         }
         return new Choice(leastLoaded(live, mean, view), 0, why, age, 0, view.cost().of(0, bestDepth), handoff);
     }
+
+    /**
+     * The engine where the request's first token comes sooner than on {@code first}, if any: the
+     * prefill this balancer's recent picks still have queued there, plus the prompt's blocks that
+     * engine lacks, at the prefill rate (fewest ms; ties: the longer run, the lower load, the id).
+     * Null without a prefill rate or a backlog to weigh. As kvr_pick.
+     */
+    static String fasterThan(String first, Map<String, Integer> depth, Map<String, EngineEntry> live, double mean, ViewRead view) {
+        Double rate = view.cost().prefillTokensPerS();
+        if (rate == null || view.prefillBacklog().isEmpty()) {
+            return null;
+        }
+        int n = view.blocks().size();
+        java.util.function.ToDoubleFunction<String> ttft = id -> view.prefillBacklog().getOrDefault(id, 0.0)
+                + (n - depth.getOrDefault(id, 0)) * (double) view.cost().chunkTokens() / rate * 1000;
+        String best = null;
+        for (String id : new java.util.TreeSet<>(live.keySet())) {
+            if (overloaded(live.get(id), mean, view.busyFactor()) != null || view.overClientCap(id)) {
+                continue;
+            }
+            if (best == null || ttft.applyAsDouble(id) < ttft.applyAsDouble(best)
+                    || ttft.applyAsDouble(id) == ttft.applyAsDouble(best) && (depth.getOrDefault(id, 0) > depth.getOrDefault(best, 0)
+                    || depth.getOrDefault(id, 0).equals(depth.getOrDefault(best, 0)) && live.get(id).load() < live.get(best).load())) {
+                best = id;
+            }
+        }
+        return best != null && ttft.applyAsDouble(best) < ttft.applyAsDouble(first) ? best : null;
+    }
+
+    /**
+     * Per engine, the milliseconds of prefill still ahead of a new request from this balancer's own
+     * picks: each pick adds its uncached tokens at the prefill rate, and the queue drains in real
+     * time. {@code picks} are (engine, epoch ms, prefill tokens), oldest first.
+     */
+    public static Map<String, Double> prefillBacklog(List<RecentPick> picks, double prefillTokensPerS, long nowMs) {
+        Map<String, Double> backlog = new HashMap<>();
+        Map<String, Long> at = new HashMap<>();
+        for (RecentPick p : picks) {
+            double queued = Math.max(0, backlog.getOrDefault(p.engineId(), 0.0) - (p.atMs() - at.getOrDefault(p.engineId(), p.atMs())));
+            backlog.put(p.engineId(), queued + p.prefillTokens() / prefillTokensPerS * 1000);
+            at.put(p.engineId(), p.atMs());
+        }
+        backlog.replaceAll((id, queued) -> Math.max(0, queued - (nowMs - at.get(id))));
+        return backlog;
+    }
+
+    /** One of a balancer's own placements: the request went to {@code engineId} at {@code atMs} with {@code prefillTokens} not cached there. */
+    public record RecentPick(String engineId, long atMs, int prefillTokens) {}
 
     /** The least loaded ready, not hot decode engine (else the least loaded), and the whole prompt's KV hand-off to it. */
     static Handoff handoff(Map<String, EngineEntry> decoders, ViewRead view) {

@@ -53,8 +53,8 @@ end
 
 -- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy, clients in flight
 -- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), n, hash_1 ... hash_n
---       (16 hex digits each), and optionally the balancer's own recent picks, engine@epoch_ms,...
---       (an older caller leaves it out)
+--       (16 hex digits each), and optionally the balancer's own recent picks, oldest first,
+--       engine@epoch_ms[:uncached_prompt_tokens],... (an older caller leaves it out)
 -- Returns: engine, matched blocks, reason, view age ms (-1 without a view), confidence (string),
 --          expected outcome (HIT, TRANSFER, COLD), prompt tokens it saves recomputing, their price
 --          in dollars (string), prefill milliseconds saved (string), decode engine ('' unless the
@@ -147,15 +147,28 @@ local function pick(keys, args)
   end
   -- The balancer's own picks that the engine table cannot show yet (made after the engine measured
   -- the load it last reported) each add one request to that engine: between two load reports,
-  -- placements would otherwise all land on the same least-loaded engine.
+  -- placements would otherwise all land on the same least-loaded engine. With their uncached
+  -- tokens and the prefill rate they also say how many ms of prefill each engine still has queued
+  -- from this balancer (each pick adds its tokens, the queue drains in real time).
   local recent = args[first_hash + n]
+  local backlog, backlog_at, has_backlog = {}, {}, false
   if recent and recent ~= '' then
-    for id, at in string.gmatch(recent, '([^,@]+)@(%d+)') do
+    for id, at, tokens in string.gmatch(recent, '([^,@]+)@(%d+):?(%d*)') do
+      at = tonumber(at)
       local e = engines[id]
-      if e and tonumber(at) > e.load_ms then
+      if e and at > e.load_ms then
         e.load = e.load + 1
         total_load = total_load + 1
       end
+      if tokens ~= '' and prefill_rate then
+        local queued = math.max(0, (backlog[id] or 0) - (at - (backlog_at[id] or at)))
+        backlog[id] = queued + tonumber(tokens) / prefill_rate * 1000
+        backlog_at[id] = at
+        has_backlog = true
+      end
+    end
+    for id, at in pairs(backlog_at) do
+      backlog[id] = math.max(0, backlog[id] - (now - at))
     end
   end
   local mean = live > 0 and total_load / live or 0
@@ -279,6 +292,34 @@ local function pick(keys, args)
     if depth[id] > best_depth then best_depth = depth[id] end
   end
   local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
+  if not why and has_backlog then
+    -- Where the first token comes soonest: the prefill this balancer still has queued on an
+    -- engine plus the prompt's blocks that engine lacks, at the prefill rate (ties: the longer run,
+    -- the lower load, the id). Another engine wins only if strictly sooner than the best holder.
+    local function ttft(id) return (backlog[id] or 0) + (n - (depth[id] or 0)) * chunk / prefill_rate * 1000 end
+    local best
+    for id, e in pairs(engines) do
+      if not overloaded(id) and not over_client_cap(id) then
+        if not best then
+          best = id
+        else
+          local t, tb = ttft(id), ttft(best)
+          local d, db = depth[id] or 0, depth[best] or 0
+          if t < tb or (t == tb and (d > db or (d == db and (e.load < engines[best].load
+              or (e.load == engines[best].load and id < best))))) then
+            best = id
+          end
+        end
+      end
+    end
+    if best and ttft(best) < ttft(first) then
+      local d = depth[best] or 0
+      if d > 0 then
+        return priced({best, d, 'REPLICA', age, string.format('%.4f', conf[best])}, best_depth)
+      end
+      return priced({best, 0, 'SPILL_BUSY', age, '0'}, best_depth)
+    end
+  end
   if not why then
     return priced({first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}, best_depth)
   end

@@ -150,6 +150,22 @@ class PickFunctionITCase {
     }
 
     @Test
+    void withThePrefillRateKnownARequestGoesWhereItsFirstTokenComesSoonest() {
+        // 16 tokens/s: one 16-token block of prefill is a second. e1 holds the first of 4 blocks.
+        redis.hset(layout.metaKey(), "prefill_tokens_per_s", "16");
+        hold(1, "e1");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("nothing queued yet: the holder").containsExactly("e1", 1, "AFFINITY");
+        // e1 now has this client's 3 uncached blocks (3 s) queued: 3 s + 3 s there, 4 s on e2 or e3
+        // (e3: load 0 against e2's 2).
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 0, "SPILL_BUSY");
+        // e1 6 s, e3 4 s + 4 s, e2 4 s.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e2", 0, "SPILL_BUSY");
+    }
+
+    @Test
     void anOldViewFallsBackToLeastLoadedAndSaysSo() {
         engine("e1", "READY", 5, 1); // e3 stays the least loaded with this client's first pick counted there
         hold(1, "e1");
