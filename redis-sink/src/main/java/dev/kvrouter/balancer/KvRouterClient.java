@@ -164,9 +164,10 @@ public final class KvRouterClient implements AutoCloseable {
             }
             List<io.lettuce.core.KeyValue<String, String>> m = redis.hmget(layout.metaKey(), "updated_ms", "busy_factor",
                     "confidence_floor", "client_cap", "client_min_inflight", "chunk_tokens", "kv_bytes_per_token",
-                    "prefill_tokens_per_s", "fabric_bytes_per_s", "usd_per_million_input");
+                    "prefill_tokens_per_s", "fabric_bytes_per_s", "usd_per_million_input", "uncached_prefill_weight");
             PickPolicy.Cost cost = new PickPolicy.Cost(Integer.parseInt(m.get(5).getValueOrElse("16")), number(m.get(6)),
-                    number(m.get(7)), number(m.get(8)), Double.parseDouble(m.get(9).getValueOrElse("0")));
+                    number(m.get(7)), number(m.get(8)), Double.parseDouble(m.get(9).getValueOrElse("0")),
+                    Double.parseDouble(m.get(10).getValueOrElse("3")));
             meta = new Snapshot(m.get(0).getValueOrElse(null), Double.parseDouble(m.get(1).getValueOrElse("2")),
                     Double.parseDouble(m.get(2).getValueOrElse("0.05")), redis.hgetall(layout.classesKey()),
                     Double.parseDouble(m.get(3).getValueOrElse("1")), Integer.parseInt(m.get(4).getValueOrElse("1000000000")), cost);

@@ -50,9 +50,13 @@ public final class PickPolicy {
         public static final Saving NONE = new Saving("COLD", 0, 0, 0);
     }
 
-    /** The cost model's figures as the view publishes them in its meta key; null where not configured. */
-    public record Cost(int chunkTokens, Double kvBytesPerToken, Double prefillTokensPerS, Double fabricBytesPerS, double usdPerMillion) {
-        public static final Cost NONE = new Cost(16, null, null, null, 0);
+    /**
+     * The cost model's figures as the view publishes them in its meta key; null where not configured.
+     * {@code uncachedPrefillWeight}: how the least-delay placement weighs the prefill an engine lacks.
+     */
+    public record Cost(int chunkTokens, Double kvBytesPerToken, Double prefillTokensPerS, Double fabricBytesPerS, double usdPerMillion,
+                       double uncachedPrefillWeight) {
+        public static final Cost NONE = new Cost(16, null, null, null, 0, 3);
 
         Saving of(int matched, int bestDepth) {
             if (matched > 0) {
@@ -186,10 +190,12 @@ public final class PickPolicy {
     }
 
     /**
-     * The engine where the request's first token comes sooner than on {@code first}, if any: the
-     * prefill this balancer's recent picks still have queued there, plus the prompt's blocks that
-     * engine lacks, at the prefill rate (fewest ms; ties: the longer run, the lower load, the id).
-     * Null without a prefill rate or a backlog to weigh. As kvr_pick.
+     * The engine where the request costs less delay than on {@code first}, if any: the prefill this
+     * balancer's recent picks still have queued there, plus the prefill of the prompt's blocks that
+     * engine lacks times the uncached-prefill weight (3: for this request's first token, for the
+     * requests queued behind its prefill there, and for the cache room a second copy of another
+     * engine's blocks takes); fewest ms, ties: the longer run, the lower load, the id. Null without
+     * a prefill rate or a backlog to weigh. As kvr_pick.
      */
     static String fasterThan(String first, Map<String, Integer> depth, Map<String, EngineEntry> live, double mean, ViewRead view) {
         Double rate = view.cost().prefillTokensPerS();
@@ -198,7 +204,7 @@ public final class PickPolicy {
         }
         int n = view.blocks().size();
         java.util.function.ToDoubleFunction<String> ttft = id -> view.prefillBacklog().getOrDefault(id, 0.0)
-                + (n - depth.getOrDefault(id, 0)) * (double) view.cost().chunkTokens() / rate * 1000;
+                + view.cost().uncachedPrefillWeight() * (n - depth.getOrDefault(id, 0)) * (double) view.cost().chunkTokens() / rate * 1000;
         String best = null;
         for (String id : new java.util.TreeSet<>(live.keySet())) {
             if (overloaded(live.get(id), mean, view.busyFactor()) != null || view.overClientCap(id)) {

@@ -67,7 +67,8 @@ local function pick(keys, args)
   local first_hash = 5
   local now = now_ms()
   local meta = redis.call('HMGET', keys[1], 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
-    'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input')
+    'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input',
+    'uncached_prefill_weight')
   if not meta[1] then
     return {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0'}
   end
@@ -82,6 +83,7 @@ local function pick(keys, args)
   local prefill_rate = tonumber(meta[8])
   local fabric = tonumber(meta[9])
   local price = tonumber(meta[10]) or 0
+  local miss_weight = tonumber(meta[11]) or 3
 
   local with_decode -- the decode pool's part, defined once the engine table is read
   -- The cost view: what the placement is expected to save. A hit skips the matched prefill; when the
@@ -293,10 +295,12 @@ local function pick(keys, args)
   end
   local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
   if not why and has_backlog then
-    -- Where the first token comes soonest: the prefill this balancer still has queued on an
-    -- engine plus the prompt's blocks that engine lacks, at the prefill rate (ties: the longer run,
-    -- the lower load, the id). Another engine wins only if strictly sooner than the best holder.
-    local function ttft(id) return (backlog[id] or 0) + (n - (depth[id] or 0)) * chunk / prefill_rate * 1000 end
+    -- The least delay: the prefill this balancer still has queued on an engine, plus the prefill
+    -- of the prompt's blocks that engine lacks weighted by uncached_prefill_weight (3: for this
+    -- request's first token, for the requests queued behind its prefill there, and for the cache
+    -- room a second copy of another engine's blocks takes). Ties:
+    -- the longer run, the lower load, the id. Another engine wins only with strictly less delay.
+    local function ttft(id) return (backlog[id] or 0) + miss_weight * (n - (depth[id] or 0)) * chunk / prefill_rate * 1000 end
     local best
     for id, e in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) then

@@ -150,19 +150,29 @@ class PickFunctionITCase {
     }
 
     @Test
-    void withThePrefillRateKnownARequestGoesWhereItsFirstTokenComesSoonest() {
+    void withThePrefillRateKnownARequestGoesWhereItCostsTheLeastDelay() {
         // 16 tokens/s: one 16-token block of prefill is a second. e1 holds the first of 4 blocks.
-        redis.hset(layout.metaKey(), "prefill_tokens_per_s", "16");
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "2"));
         hold(1, "e1");
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .as("nothing queued yet: the holder").containsExactly("e1", 1, "AFFINITY");
-        // e1 now has this client's 3 uncached blocks (3 s) queued: 3 s + 3 s there, 4 s on e2 or e3
-        // (e3: load 0 against e2's 2).
+        // Delay: queued prefill + 2 × the uncached blocks' prefill. e1 has this client's 3 uncached
+        // blocks (3 s) queued: 3 + 2 × 3 = 9 s there, 2 × 4 = 8 s on e2 or e3 (e3: load 0 against 2).
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e3", 0, "SPILL_BUSY");
-        // e1 6 s, e3 4 s + 4 s, e2 4 s.
+        // e1 9 s, e3 4 + 8 = 12 s, e2 8 s.
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e2", 0, "SPILL_BUSY");
+    }
+
+    @Test
+    void aHeavierWeightOnUncachedPrefillKeepsTheHolder() {
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        hold(1, "e1");
+        pick(router, chain);
+        // e1: 3 s queued + 3 × 3 s = 12 s (less the ms since); e2, e3: 3 × 4 s = 12 s.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e1", 1, "AFFINITY");
     }
 
     @Test

@@ -135,7 +135,8 @@ public final class RoutingViewJob {
                 "kv_bytes_per_token", Long.toString(model.kvBytes(1)),
                 "prefill_tokens_per_s", Double.toString(model.prefillTokensPerS()),
                 "fabric_bytes_per_s", Double.toString(model.fabricBytesPerS()),
-                "usd_per_million_input", Double.toString(model.usdPerMillionInput()));
+                "usd_per_million_input", Double.toString(model.usdPerMillionInput()),
+                "uncached_prefill_weight", Double.toString(config.costUncachedPrefillWeight()));
     }
 
     static KafkaSource<RawRecord> source(RoutingViewConfig config, String topic) {

@@ -61,6 +61,11 @@ public final class RoutingViewOptions {
             .defaultValue(10_000.0).withDescription("Prefill rate of one engine, tokens per second.");
     public static final ConfigOption<Double> COST_FABRIC_BYTES_PER_S = ConfigOptions.key("cost.fabric-bytes-per-s").doubleType()
             .defaultValue(25e9).withDescription("Bandwidth between engines for moving KV, bytes per second.");
+    public static final ConfigOption<Double> COST_UNCACHED_PREFILL_WEIGHT = ConfigOptions.key("cost.uncached-prefill-weight").doubleType()
+            .defaultValue(3.0).withDescription("How pick weighs the prefill of the prompt blocks an engine lacks against the prefill "
+                    + "already queued there when it places a request for the least delay: 1 counts only this request's first "
+                    + "token, 2 also the requests that queue behind its prefill, 3 also the cache room a second copy of "
+                    + "another engine's blocks takes (chosen on the Mooncake trace: BENCHMARKS.md); more favours cache hits.");
 
     // --- engines -----------------------------------------------------------------------------
 
