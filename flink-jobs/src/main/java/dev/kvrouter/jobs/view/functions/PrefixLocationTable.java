@@ -61,17 +61,7 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
         if (u.confirmed) {
             confirm(u, old, now, ctx, out);
         } else if (u.stored) {
-            Holder h = new Holder();
-            h.storedAtMs = u.storedAtMs;
-            h.epoch = u.epoch;
-            h.expireAtMs = u.expireAtMs;
-            h.medium = u.medium;
-            h.tag = u.tag;
-            h.version = old == null ? now : Math.max(now, old.version + 1);
-            holders.put(u.engine, h);
-            ctx.timerService().registerProcessingTimeTimer(u.expireAtMs);
-            emit(ctx.getCurrentKey(), u.tag, u.eventTimeMs, out);
-            ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));
+            put(u, old, u.storedAtMs, u.expireAtMs, u.medium, now, ctx, out);
         } else if (old != null && old.epoch <= u.epoch) {
             // State clearing: the engine lost the block (evicted, cleared, restarted or dead).
             holders.remove(u.engine);
@@ -90,17 +80,23 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
         if (old != null && (old.epoch > u.epoch || old.epoch == u.epoch && usedAt - old.storedAtMs < Math.max(1, lifetime / 8))) {
             return;
         }
+        put(u, old, usedAt, usedAt + lifetime, old == null ? null : old.medium, now, ctx, out);
+    }
+
+    /** The engine holds the block as of {@code seenAt} until {@code expireAt}: one holder, one expiry timer, one view write. */
+    private void put(LocationUpdate u, Holder old, long seenAt, long expireAt, String medium, long now, Context ctx,
+                     Collector<ViewWrite> out) throws Exception {
         Holder h = new Holder();
-        h.storedAtMs = usedAt;
+        h.storedAtMs = seenAt;
         h.epoch = u.epoch;
-        h.expireAtMs = usedAt + lifetime;
-        h.medium = old == null ? null : old.medium;
+        h.expireAtMs = expireAt;
+        h.medium = medium;
         h.tag = u.tag;
         h.version = old == null ? now : Math.max(now, old.version + 1);
         holders.put(u.engine, h);
-        // A refreshed holder's old expiry timer still fires; it finds the holder not yet expired and keeps it.
-        ctx.timerService().registerProcessingTimeTimer(h.expireAtMs);
-        emit(ctx.getCurrentKey(), h.tag, u.eventTimeMs, out);
+        // A replaced holder's earlier expiry timer still fires; it finds this holder not yet expired and keeps it.
+        ctx.timerService().registerProcessingTimeTimer(expireAt);
+        emit(ctx.getCurrentKey(), u.tag, u.eventTimeMs, out);
         ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));
     }
 

@@ -58,15 +58,9 @@ public class LocationUpdate {
      * of then. Epoch and expiry are 0 until {@code UseConfirmer} stamps them from the engine's status.
      */
     public static LocationUpdate confirm(long blockHash, long tag, String engine, long usedAtMs, long epoch, long expireAtMs) {
-        LocationUpdate u = new LocationUpdate();
-        u.blockHash = blockHash;
-        u.tag = tag;
-        u.engine = engine;
+        LocationUpdate u = store(blockHash, tag, engine, usedAtMs, epoch, expireAtMs, null, usedAtMs);
+        u.stored = false;
         u.confirmed = true;
-        u.storedAtMs = usedAtMs;
-        u.epoch = epoch;
-        u.expireAtMs = expireAtMs;
-        u.eventTimeMs = usedAtMs;
         u.cause = "confirmed";
         return u;
     }
