@@ -24,7 +24,7 @@ import java.util.Map;
  * measured its load as waiting there, so placements between reports spread instead of all landing
  * on the engine that was least loaded at the last report. With the view's prefill rate known, the
  * same picks say how much prefill each engine still has queued from this client, and a request
- * goes where it costs the least delay ({@link PickPolicy#fasterThan}).
+ * goes where it costs the least delay ({@link PickPolicy#lessDelayThan}).
  */
 public final class KvRouterClient implements AutoCloseable {
 

@@ -172,10 +172,10 @@ public final class PickPolicy {
             why = "SPILL_CLIENT_CAP";
         }
         if (why == null) {
-            String faster = fasterThan(first, depth, live, mean, view);
-            if (faster != null) {
-                int d = depth.getOrDefault(faster, 0);
-                return new Choice(faster, d, d > 0 ? "REPLICA" : "SPILL_BUSY", age, d > 0 ? round(conf.get(faster)) : 0,
+            String better = lessDelayThan(first, depth, live, mean, view);
+            if (better != null) {
+                int d = depth.getOrDefault(better, 0);
+                return new Choice(better, d, d > 0 ? "REPLICA" : "SPILL_BUSY", age, d > 0 ? round(conf.get(better)) : 0,
                         view.cost().of(d, bestDepth), handoff);
             }
             return new Choice(first, depth.get(first), "AFFINITY", age, round(conf.get(first)),
@@ -197,26 +197,26 @@ public final class PickPolicy {
      * engine's blocks takes); fewest ms, ties: the longer run, the lower load, the id. Null without
      * a prefill rate or a backlog to weigh. As kvr_pick.
      */
-    static String fasterThan(String first, Map<String, Integer> depth, Map<String, EngineEntry> live, double mean, ViewRead view) {
+    static String lessDelayThan(String first, Map<String, Integer> depth, Map<String, EngineEntry> live, double mean, ViewRead view) {
         Double rate = view.cost().prefillTokensPerS();
         if (rate == null || view.prefillBacklog().isEmpty()) {
             return null;
         }
         int n = view.blocks().size();
-        java.util.function.ToDoubleFunction<String> ttft = id -> view.prefillBacklog().getOrDefault(id, 0.0)
+        java.util.function.ToDoubleFunction<String> delay = id -> view.prefillBacklog().getOrDefault(id, 0.0)
                 + view.cost().uncachedPrefillWeight() * (n - depth.getOrDefault(id, 0)) * (double) view.cost().chunkTokens() / rate * 1000;
         String best = null;
         for (String id : new java.util.TreeSet<>(live.keySet())) {
             if (overloaded(live.get(id), mean, view.busyFactor()) != null || view.overClientCap(id)) {
                 continue;
             }
-            if (best == null || ttft.applyAsDouble(id) < ttft.applyAsDouble(best)
-                    || ttft.applyAsDouble(id) == ttft.applyAsDouble(best) && (depth.getOrDefault(id, 0) > depth.getOrDefault(best, 0)
+            if (best == null || delay.applyAsDouble(id) < delay.applyAsDouble(best)
+                    || delay.applyAsDouble(id) == delay.applyAsDouble(best) && (depth.getOrDefault(id, 0) > depth.getOrDefault(best, 0)
                     || depth.getOrDefault(id, 0).equals(depth.getOrDefault(best, 0)) && live.get(id).load() < live.get(best).load())) {
                 best = id;
             }
         }
-        return best != null && ttft.applyAsDouble(best) < ttft.applyAsDouble(first) ? best : null;
+        return best != null && delay.applyAsDouble(best) < delay.applyAsDouble(first) ? best : null;
     }
 
     /**

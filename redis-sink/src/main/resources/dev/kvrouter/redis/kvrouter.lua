@@ -298,16 +298,16 @@ local function pick(keys, args)
     -- The least delay: the prefill this balancer still has queued on an engine, plus the prefill
     -- of the prompt's blocks that engine lacks weighted by uncached_prefill_weight (3: for this
     -- request's first token, for the requests queued behind its prefill there, and for the cache
-    -- room a second copy of another engine's blocks takes). Ties:
-    -- the longer run, the lower load, the id. Another engine wins only with strictly less delay.
-    local function ttft(id) return (backlog[id] or 0) + miss_weight * (n - (depth[id] or 0)) * chunk / prefill_rate * 1000 end
+    -- room a second copy of another engine's blocks takes). Ties: the longer run, the lower load,
+    -- the id. Another engine wins only with strictly less delay than the best holder.
+    local function delay(id) return (backlog[id] or 0) + miss_weight * (n - (depth[id] or 0)) * chunk / prefill_rate * 1000 end
     local best
     for id, e in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) then
         if not best then
           best = id
         else
-          local t, tb = ttft(id), ttft(best)
+          local t, tb = delay(id), delay(best)
           local d, db = depth[id] or 0, depth[best] or 0
           if t < tb or (t == tb and (d > db or (d == db and (e.load < engines[best].load
               or (e.load == engines[best].load and id < best))))) then
@@ -316,7 +316,7 @@ local function pick(keys, args)
         end
       end
     end
-    if best and ttft(best) < ttft(first) then
+    if best and delay(best) < delay(first) then
       local d = depth[best] or 0
       if d > 0 then
         return priced({best, d, 'REPLICA', age, string.format('%.4f', conf[best])}, best_depth)
