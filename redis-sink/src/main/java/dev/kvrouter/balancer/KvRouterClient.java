@@ -269,13 +269,14 @@ public final class KvRouterClient implements AutoCloseable {
                 redis.hmget(layout.groupKey(ViewLayout.tag(chain, 2, options.tagDepth())), fields)
                         .forEach(kv -> blocks.add(kv.getValueOrElse(null)));
             }
-            Map<String, EngineEntry> engines = withRecentPicks(lastEngines);
+            List<PickPolicy.RecentPick> mine = recentPicks();
+            Map<String, EngineEntry> engines = withRecentPicks(lastEngines, mine);
             boolean classOff = prefixClass != null && "off".equals(view.classes().get(prefixClass));
             // In flight changes with every request: read per pick, not from the snapshot.
             Map<String, Integer> inflight = clientId == null ? null : PickPolicy.inflight(redis.hget(layout.clientsKey(), clientId));
             long now = System.currentTimeMillis();
             Double rate = view.cost().prefillTokensPerS();
-            Map<String, Double> backlog = rate == null ? Map.of() : PickPolicy.prefillBacklog(recentPicks(), rate, now);
+            Map<String, Double> backlog = rate == null ? Map.of() : PickPolicy.prefillBacklog(mine, rate, now);
             PickPolicy.Choice c = PickPolicy.choose(new PickPolicy.ViewRead(Long.parseLong(view.updatedMs()), view.busyFactor(),
                     view.floor(), engines, blocks, classOff, inflight, view.clientCap(), view.clientMinInflight(), view.cost(), backlog),
                     now, options.maxViewAge().toMillis());
@@ -327,7 +328,7 @@ public final class KvRouterClient implements AutoCloseable {
         }
         Source answered = source;
         // Copy once: the snapshot thread may replace it meanwhile.
-        List<Map.Entry<String, EngineEntry>> live = new ArrayList<>(withRecentPicks(lastEngines).entrySet());
+        List<Map.Entry<String, EngineEntry>> live = new ArrayList<>(withRecentPicks(lastEngines, recentPicks()).entrySet());
         Comparator<Map.Entry<String, EngineEntry>> byLoad =
                 Comparator.<Map.Entry<String, EngineEntry>>comparingInt(e -> e.getValue().load()).thenComparing(Map.Entry::getKey);
         // Under disaggregated serving the decode pool is named too; the hand-off is not priced here.
@@ -378,10 +379,10 @@ public final class KvRouterClient implements AutoCloseable {
     }
 
     /** The engine table as read, each engine's load plus this client's picks made after that load was measured (as kvr_pick counts). */
-    private Map<String, EngineEntry> withRecentPicks(Map<String, String> raw) {
+    private Map<String, EngineEntry> withRecentPicks(Map<String, String> raw, List<PickPolicy.RecentPick> mine) {
         Map<String, EngineEntry> engines = new java.util.HashMap<>();
         raw.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
-        for (PickPolicy.RecentPick p : recentPicks()) {
+        for (PickPolicy.RecentPick p : mine) {
             EngineEntry e = engines.get(p.engineId());
             if (e != null && p.atMs() > e.loadAtMs()) {
                 engines.put(p.engineId(), e.plusWaiting(1));

@@ -205,18 +205,15 @@ public final class PickPolicy {
         int n = view.blocks().size();
         java.util.function.ToDoubleFunction<String> delay = id -> view.prefillBacklog().getOrDefault(id, 0.0)
                 + view.cost().uncachedPrefillWeight() * (n - depth.getOrDefault(id, 0)) * (double) view.cost().chunkTokens() / rate * 1000;
-        String best = null;
-        for (String id : new java.util.TreeSet<>(live.keySet())) {
-            if (overloaded(live.get(id), mean, view.busyFactor()) != null || view.overClientCap(id)) {
-                continue;
-            }
-            if (best == null || delay.applyAsDouble(id) < delay.applyAsDouble(best)
-                    || delay.applyAsDouble(id) == delay.applyAsDouble(best) && (depth.getOrDefault(id, 0) > depth.getOrDefault(best, 0)
-                    || depth.getOrDefault(id, 0).equals(depth.getOrDefault(best, 0)) && live.get(id).load() < live.get(best).load())) {
-                best = id;
-            }
-        }
-        return best != null && delay.applyAsDouble(best) < delay.applyAsDouble(first) ? best : null;
+        java.util.Comparator<String> sooner = java.util.Comparator.comparingDouble(delay)
+                .thenComparing(id -> -depth.getOrDefault(id, 0))
+                .thenComparingInt(id -> live.get(id).load())
+                .thenComparing(java.util.Comparator.naturalOrder());
+        return live.keySet().stream()
+                .filter(id -> overloaded(live.get(id), mean, view.busyFactor()) == null && !view.overClientCap(id))
+                .min(sooner)
+                .filter(best -> delay.applyAsDouble(best) < delay.applyAsDouble(first))
+                .orElse(null);
     }
 
     /**

@@ -301,20 +301,17 @@ local function pick(keys, args)
     -- room a second copy of another engine's blocks takes). Ties: the longer run, the lower load,
     -- the id. Another engine wins only with strictly less delay than the best holder.
     local function delay(id) return (backlog[id] or 0) + miss_weight * (n - (depth[id] or 0)) * chunk / prefill_rate * 1000 end
+    local function sooner(a, b)
+      local ta, tb = delay(a), delay(b)
+      if ta ~= tb then return ta < tb end
+      local da, db = depth[a] or 0, depth[b] or 0
+      if da ~= db then return da > db end
+      if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+      return a < b
+    end
     local best
-    for id, e in pairs(engines) do
-      if not overloaded(id) and not over_client_cap(id) then
-        if not best then
-          best = id
-        else
-          local t, tb = delay(id), delay(best)
-          local d, db = depth[id] or 0, depth[best] or 0
-          if t < tb or (t == tb and (d > db or (d == db and (e.load < engines[best].load
-              or (e.load == engines[best].load and id < best))))) then
-            best = id
-          end
-        end
-      end
+    for id in pairs(engines) do
+      if not overloaded(id) and not over_client_cap(id) and (not best or sooner(id, best)) then best = id end
     end
     if best and delay(best) < delay(first) then
       local d = depth[best] or 0
