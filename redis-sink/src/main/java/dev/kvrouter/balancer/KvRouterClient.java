@@ -60,29 +60,40 @@ public final class KvRouterClient implements AutoCloseable {
      * @param clientSide       pick in this client from plain reads (two commands on the group keys,
      *                         roots cached for one snapshot interval) instead of {@code kvr_pick};
      *                         for Redis Cluster, where one pick's keys sit in several slots
+     * @param countsOwnPicks   each answer is a request sent: counted as load on its engine until the
+     *                         engine reports (false for a client that only looks, see {@link #observing()})
      */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
                           Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
-                          boolean clientSide) {
+                          boolean clientSide, boolean countsOwnPicks) {
         public static Options defaults(String redisUrl) {
             return new Options(redisUrl, "kvr:", 16, 2, Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(2),
-                    4096, Duration.ofSeconds(1), false);
+                    4096, Duration.ofSeconds(1), false, true);
         }
 
         public Options withKeyPrefix(String prefix) {
             return new Options(redisUrl, prefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                    snapshotInterval, clientSide);
+                    snapshotInterval, clientSide, countsOwnPicks);
         }
 
         public Options withMaxViewAge(Duration age) {
             return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, age, timeout, connectTimeout, maxBlocks,
-                    snapshotInterval, clientSide);
+                    snapshotInterval, clientSide, countsOwnPicks);
         }
 
         /** Client-side picking, with the snapshot refreshed every 100 ms. */
         public Options withClientSidePick() {
             return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                    Duration.ofMillis(100), true);
+                    Duration.ofMillis(100), true, countsOwnPicks);
+        }
+
+        /**
+         * A client that asks without sending requests (a dashboard, a dry run, a test waiting for the
+         * view): its answers are not counted as load, so asking often does not move the next answer.
+         */
+        public Options observing() {
+            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
+                    snapshotInterval, clientSide, false);
         }
     }
 
@@ -343,7 +354,7 @@ public final class KvRouterClient implements AutoCloseable {
 
     /** Remembers a placement and the prompt tokens it sends there uncached ({@code n} blocks looked up). */
     private void remember(Pick pick, int n) {
-        if (pick.engineId() == null || pick.engineId().isEmpty()) {
+        if (!options.countsOwnPicks() || pick.engineId() == null || pick.engineId().isEmpty()) {
             return;
         }
         int uncached = Math.max(0, n - Math.max(0, pick.matchedBlocks())) * options.chunkTokens();

@@ -150,6 +150,16 @@ class PickFunctionITCase {
     }
 
     @Test
+    void anObservingClientsAnswersDoNotCountAsLoad(StackAddresses stack) {
+        try (KvRouterClient observer = new KvRouterClient(options(stack.redisUrl()).observing())) {
+            List<String> placed = IntStream.range(0, 4).mapToObj(i -> pick(observer, chain).engineId()).toList();
+            assertThat(placed).as("asking is not sending: e3 (load 0) every time").containsOnly("e3");
+        }
+        assertThat(pick(router, chain).engineId()).as("nor does it count for another client").isEqualTo("e3");
+        assertThat(pick(router, chain).engineId()).as("this client's own pick does").isEqualTo("e1");
+    }
+
+    @Test
     void withThePrefillRateKnownARequestGoesWhereItCostsTheLeastDelay() {
         // 16 tokens/s: one 16-token block of prefill is a second. e1 holds the first of 4 blocks.
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "2"));

@@ -50,7 +50,7 @@ class RedisOutageITCase {
         // The balancer reads Redis directly; only the job's connection goes through the proxy.
         try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
              KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
-                     .withKeyPrefix(config.viewKeyPrefix()).withMaxViewAge(Duration.ofMinutes(5)))) {
+                     .withKeyPrefix(config.viewKeyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
             producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine.id, engine.load(0, 1))).get();
             producer.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, engine.batch(engine.stored(before, 0, 2)))).get();
             long[] beforeChain = hasher.chain(FakeEngine.MODEL, null, before, List.of());

@@ -52,7 +52,7 @@ class RoutingViewClusterITCase {
             long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
             try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
                  KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redis.url())
-                         .withKeyPrefix(config.viewKeyPrefix()).withMaxViewAge(Duration.ofSeconds(30)))) {
+                         .withKeyPrefix(config.viewKeyPrefix()).observing().withMaxViewAge(Duration.ofSeconds(30)))) {
                 for (FakeEngine e : List.of(a, b)) {
                     producer.send(new ProducerRecord<>(config.engineLoadTopic(), e.id, e.load(0, 1))).get();
                 }

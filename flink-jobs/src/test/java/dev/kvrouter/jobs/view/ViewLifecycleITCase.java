@@ -54,7 +54,7 @@ class ViewLifecycleITCase {
         long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
         try (KafkaProducer<String, Object> producer = producer(stack);
              KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
-                     .withKeyPrefix(config.viewKeyPrefix()).withMaxViewAge(Duration.ofSeconds(60)))) {
+                     .withKeyPrefix(config.viewKeyPrefix()).observing().withMaxViewAge(Duration.ofSeconds(60)))) {
             producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine.id, engine.load(0, 1))).get();
             producer.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, engine.batch(engine.stored(prompt, 0, 2)))).get();
             await(router, chain, p -> p.matchedBlocks() == 2 && "AFFINITY".equals(p.reason()));
