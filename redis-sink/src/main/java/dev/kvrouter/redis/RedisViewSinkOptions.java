@@ -56,6 +56,12 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
                 cap, minInflight, extraMeta);
     }
 
+    public RedisViewSinkOptions withFlushInterval(long ms) {
+        return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, ms,
+                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
+                clientCap, clientMinInflight, extraMeta);
+    }
+
     /** Adds figures to the meta key. */
     public RedisViewSinkOptions withMeta(java.util.Map<String, String> figures) {
         java.util.TreeMap<String, String> merged = new java.util.TreeMap<>(extraMeta);

@@ -67,21 +67,19 @@ public final class ClassAssigner extends ProcessFunction<JoinedRequest, JoinedRe
         if (hasPrefix) {
             popularity.add(r.rootBlock);
         }
-        if (r.prefixClass == null || r.prefixClass.isBlank()) {
-            r.prefixClass = !hasPrefix ? UNKNOWN : switch (popularity.classify(r.rootBlock, hotAt, warmAt)) {
-                case HOT -> "hot";
-                case WARM -> "warm";
-                case ONE_SHOT -> "one-shot";
-            };
-        }
+        String prefixClass = r.prefixClass != null && !r.prefixClass.isBlank() ? r.prefixClass
+                : !hasPrefix ? UNKNOWN : switch (popularity.classify(r.rootBlock, hotAt, warmAt)) {
+                    case HOT -> "hot";
+                    case WARM -> "warm";
+                    case ONE_SHOT -> "one-shot";
+                };
         if (hasPrefix && popularity.guaranteedCount(r.rootBlock) >= hotAt) {
-            track(r, ctx.timerService().currentProcessingTime(), ctx);
+            track(r, prefixClass, ctx.timerService().currentProcessingTime(), ctx);
         }
-        r.promptBlocks = null; // only the hot-prefix table needs them; the windows do not
-        out.collect(r);
+        out.collect(r.classed(prefixClass));
     }
 
-    private void track(JoinedRequest r, long now, Context ctx) {
+    private void track(JoinedRequest r, String prefixClass, long now, Context ctx) {
         HotTrack t = hot.computeIfAbsent(r.rootBlock, k -> new HotTrack());
         long[] blocks = r.promptBlocks == null || r.promptBlocks.length == 0 ? new long[] {r.rootBlock} : r.promptBlocks;
         t.shared = t.shared == null ? Arrays.copyOf(blocks, Math.min(blocks.length, maxPrefixBlocks))
@@ -93,7 +91,7 @@ public final class ClassAssigner extends ProcessFunction<JoinedRequest, JoinedRe
             HotPrefix p = new HotPrefix();
             p.rootBlock = r.rootBlock;
             p.prefixBlocks = t.shared.clone();
-            p.prefixClass = r.prefixClass;
+            p.prefixClass = prefixClass;
             p.requests = popularity.guaranteedCount(r.rootBlock);
             p.exemplarRequestId = r.requestId;
             p.tsMs = now;

@@ -1,7 +1,7 @@
 package dev.kvrouter.jobs.ratios;
 
 /** A routing decision with the outcome of the same request: the unit every ratio counts. */
-public class JoinedRequest {
+public class JoinedRequest implements Cloneable {
     public String requestId;
     /** The balancer's class label; null when the pipeline is to derive one from popularity. */
     public String prefixClass;
@@ -32,4 +32,19 @@ public class JoinedRequest {
     public static final int OUTCOME_ONLY = 2;
 
     public JoinedRequest() {}
+
+    /**
+     * This request with its class, without the prompt blocks (the windows do not need them). A copy:
+     * the job reuses objects between chained operators, and the confirmations read the same request.
+     */
+    public JoinedRequest classed(String prefixClass) {
+        try {
+            JoinedRequest c = (JoinedRequest) clone();
+            c.prefixClass = prefixClass;
+            c.promptBlocks = null;
+            return c;
+        } catch (CloneNotSupportedException e) {
+            throw new AssertionError(e);
+        }
+    }
 }

@@ -20,7 +20,7 @@ public record RoutingViewConfig(
         String kafkaBootstrap, String schemaRegistryUrl, String redisUrl, String topicPrefix, String groupId,
         String startingOffsets,
         String viewKeyPrefix, int chunkTokens, int tagDepth, double busyFactor, double confidenceFloor, double clientCap,
-        int clientMinInflight, Duration viewTtl,
+        int clientMinInflight, Duration viewTtl, Duration viewFlushInterval,
         int costLayers, int costKvHeads, int costHeadDim, int costBytesPerElement, double costPrefillTokensPerS,
         double costFabricBytesPerS, double costUncachedPrefillWeight,
         Duration defaultResidency, Duration maxResidency, double residencyLearningRate, Duration suspectAfter,
@@ -103,7 +103,7 @@ public record RoutingViewConfig(
                 r.get(GROUP_ID), r.oneOf(STARTING_OFFSETS, "latest", "earliest"),
                 r.get(VIEW_KEY_PREFIX), r.atLeast(CHUNK_TOKENS, 1), r.atLeast(TAG_DEPTH, 1), r.above(BUSY_FACTOR, 1.0),
                 r.between(CONFIDENCE_FLOOR, 0.0, 1.0), r.fraction(CLIENT_CAP), r.atLeast(CLIENT_MIN_INFLIGHT, 1),
-                r.atLeast(VIEW_TTL, Duration.ofSeconds(1)),
+                r.atLeast(VIEW_TTL, Duration.ofSeconds(1)), r.atLeast(VIEW_FLUSH_INTERVAL, Duration.ofMillis(1)),
                 r.atLeast(COST_LAYERS, 1), r.atLeast(COST_KV_HEADS, 1), r.atLeast(COST_HEAD_DIM, 1), r.atLeast(COST_BYTES_PER_ELEMENT, 1),
                 r.above(COST_PREFILL_TOKENS_PER_S, 0), r.above(COST_FABRIC_BYTES_PER_S, 0),
                 r.atLeastDouble(COST_UNCACHED_PREFILL_WEIGHT, 1),
@@ -128,6 +128,10 @@ public record RoutingViewConfig(
             if (config.deadAfter().compareTo(config.suspectAfter()) <= 0) {
                 problems.add(DEAD_AFTER.key() + " (" + config.deadAfter() + ") must be longer than " + SUSPECT_AFTER.key()
                         + " (" + config.suspectAfter() + ")");
+            }
+            if (config.viewTtl().compareTo(config.viewFlushInterval().multipliedBy(3)) < 0) {
+                problems.add(VIEW_TTL.key() + " (" + config.viewTtl() + ") must be at least 3 times " + VIEW_FLUSH_INTERVAL.key()
+                        + " (" + config.viewFlushInterval() + "), or the view blinks out between two writes");
             }
             if (config.maxResidency().compareTo(config.defaultResidency()) < 0) {
                 problems.add(MAX_RESIDENCY.key() + " must be at least " + DEFAULT_RESIDENCY.key());

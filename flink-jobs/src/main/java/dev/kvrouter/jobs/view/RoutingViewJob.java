@@ -55,10 +55,13 @@ public final class RoutingViewJob {
         env.execute("kv-router routing view");
     }
 
-    /** An environment as the job needs it: no Kryo fallback, checkpoints on. */
+    /** An environment as the job needs it: no Kryo fallback, object reuse, checkpoints on. */
     public static StreamExecutionEnvironment environment(RoutingViewConfig config) {
         Configuration conf = new Configuration();
         conf.set(PipelineOptions.GENERIC_TYPES, false);
+        // Chained operators hand records over without a copy (+13 % ingest, BENCHMARKS.md run K). Safe
+        // because every function emits new objects and leaves what it reads unchanged: keep it so.
+        conf.set(PipelineOptions.OBJECT_REUSE, true);
         if (!config.stateBackend().isBlank()) {
             conf.set(org.apache.flink.configuration.StateBackendOptions.STATE_BACKEND, config.stateBackend());
             conf.set(org.apache.flink.configuration.CheckpointingOptions.INCREMENTAL_CHECKPOINTS, "rocksdb".equals(config.stateBackend()));
@@ -125,6 +128,7 @@ public final class RoutingViewJob {
                 .withView(config.chunkTokens(), config.tagDepth(), config.busyFactor(), config.confidenceFloor(),
                         config.viewTtl().toMillis())
                 .withClientCap(config.clientCap(), config.clientMinInflight())
+                .withFlushInterval(config.viewFlushInterval().toMillis())
                 .withMeta(costFigures(config)));
     }
 

@@ -46,6 +46,9 @@ public final class RoutingViewOptions {
             .defaultValue(8).withDescription("The client cap applies once a client has this many requests in flight.");
     public static final ConfigOption<Duration> VIEW_TTL = ConfigOptions.key("view.ttl").durationType()
             .defaultValue(Duration.ofSeconds(30)).withDescription("With the job stopped, the view vouches for no engine after this long.");
+    public static final ConfigOption<Duration> VIEW_FLUSH_INTERVAL = ConfigOptions.key("view.flush-interval").durationType()
+            .defaultValue(Duration.ofMillis(50)).withDescription("How often the Redis sink writes what changed (and the view's freshness "
+                    + "stamp): the longest a change waits in the sink; shorter costs more, smaller Redis batches.");
 
     // --- the cost view (what pick expects a placement to save) ----------------------------------
 

@@ -53,6 +53,20 @@ class ClassAssignerTest {
     }
 
     @Test
+    void theRequestItReadsIsLeftAsItWas() throws Exception {
+        // The job reuses objects between chained operators: the confirmations read the same request.
+        JoinedRequest r = new JoinedRequest();
+        r.requestId = "r1";
+        r.rootBlock = 7;
+        r.promptBlocks = new long[] {7, 1};
+        harness.processElement(r, 0);
+        assertThat(r.prefixClass).isNull();
+        assertThat(r.promptBlocks).containsExactly(7, 1);
+        assertThat(harness.extractOutputValues().get(0)).extracting(o -> o.prefixClass, o -> o.promptBlocks, o -> o.requestId)
+                .containsExactly("one-shot", null, "r1");
+    }
+
+    @Test
     void aHotPrefixLeavesOncePerIntervalWithTheBlocksItsRequestsShare() throws Exception {
         request("r1", null, 7, 1, 2, 3, 4, 5, 6);
         request("r2", null, 7, 1, 2, 3, 4, 5, 6);

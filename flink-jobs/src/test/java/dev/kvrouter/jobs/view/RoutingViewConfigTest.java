@@ -43,6 +43,8 @@ class RoutingViewConfigTest {
     void relationsBetweenOptionsAreChecked() {
         assertThatThrownBy(() -> TestConfigs.with("engine.suspect-after", "20 s", "engine.dead-after", "10 s"))
                 .hasMessageContaining("engine.dead-after (PT10S) must be longer than engine.suspect-after (PT20S)");
+        assertThatThrownBy(() -> TestConfigs.with("view.ttl", "1 s", "view.flush-interval", "500 ms"))
+                .hasMessageContaining("view.ttl (PT1S) must be at least 3 times view.flush-interval (PT0.5S)");
     }
 
     @Test
