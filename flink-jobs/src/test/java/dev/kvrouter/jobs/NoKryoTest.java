@@ -9,6 +9,7 @@ import dev.kvrouter.jobs.ratios.RatioAccumulator;
 import dev.kvrouter.jobs.view.model.EngineBlock;
 import dev.kvrouter.jobs.view.model.EngineHealthState;
 import dev.kvrouter.jobs.view.model.EngineStatus;
+import dev.kvrouter.jobs.view.model.BlockHolders;
 import dev.kvrouter.jobs.view.model.Holder;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
 import dev.kvrouter.jobs.view.model.RawRecord;
@@ -54,9 +55,13 @@ class NoKryoTest {
         h.medium = "GPU";
         h.version = 4;
         h.tag = -5;
+        h.engine = "e2";
+        Holder other = new Holder();
+        other.engine = "e1";
+        BlockHolders two = BlockHolders.EMPTY.with(h).with(other);
         SerializerConfigImpl noGenerics = new SerializerConfigImpl();
         noGenerics.setGenericTypes(false);
-        for (Object value : List.of(b, empty, h, new Holder())) {
+        for (Object value : List.of(b, empty, h, new Holder(), two, BlockHolders.EMPTY)) {
             @SuppressWarnings("unchecked")
             TypeInformation<Object> info = (TypeInformation<Object>) TypeInformation.of(value.getClass());
             assertThat(info).isInstanceOf(dev.kvrouter.jobs.view.model.ImmutableValueTypeInfo.class);

@@ -1,20 +1,16 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.jobs.view.model.BlockHolders;
 import dev.kvrouter.jobs.view.model.Holder;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
 import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.view.ViewChange;
 import dev.kvrouter.view.ViewOp;
 import dev.kvrouter.redis.ViewWrite;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.MapState;
-import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.common.typeinfo.Types;
 import dev.kvrouter.jobs.replicas.HotPrefix;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
@@ -46,32 +42,34 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
     public static final OutputTag<ViewChange> VIEW_CHANGES = new OutputTag<>("view-changes") {};
     public static final OutputTag<HotPrefix> HOT_PREFIXES = new OutputTag<>("hot-prefix-holders") {};
 
-    private transient MapState<String, Holder> holders;
+    /** The block's holders, sorted by engine; no value at all once none is left. */
+    private transient ValueState<BlockHolders> block;
 
     @Override
     public void open(OpenContext openContext) {
-        holders = getRuntimeContext().getMapState(
-                new MapStateDescriptor<>("holders", Types.STRING, TypeInformation.of(Holder.class)));
+        block = getRuntimeContext().getState(new ValueStateDescriptor<>("block-holders", TypeInformation.of(BlockHolders.class)));
     }
 
     @Override
     public void processElement1(LocationUpdate u, Context ctx, Collector<ViewWrite> out) throws Exception {
         long now = ctx.timerService().currentProcessingTime();
-        Holder old = holders.get(u.engine);
+        BlockHolders current = holders();
+        Holder old = current.find(u.engine);
         if (u.confirmed) {
-            confirm(u, old, now, ctx, out);
+            confirm(u, current, old, now, ctx, out);
         } else if (u.stored) {
-            put(u, old, u.storedAtMs, u.expireAtMs, u.medium, now, ctx, out);
+            put(u, current, old, u.storedAtMs, u.expireAtMs, u.medium, now, ctx, out);
         } else if (old != null && old.epoch <= u.epoch) {
             // State clearing: the engine lost the block (evicted, cleared, restarted or dead).
-            holders.remove(u.engine);
-            emit(ctx.getCurrentKey(), old.tag, u.eventTimeMs, out);
-            ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.REMOVE, 0, old, old.version + 1, u.eventTimeMs, u.cause));
+            BlockHolders left = update(current.without(u.engine));
+            emit(ctx.getCurrentKey(), old.tag, left, u.eventTimeMs, out);
+            ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), ViewOp.REMOVE, 0, old, old.version + 1, u.eventTimeMs, u.cause));
         }
     }
 
     /** Records that the engine held this block when a request used it, unless the holder already says as much. */
-    private void confirm(LocationUpdate u, Holder old, long now, Context ctx, Collector<ViewWrite> out) throws Exception {
+    private void confirm(LocationUpdate u, BlockHolders current, Holder old, long now, Context ctx, Collector<ViewWrite> out)
+            throws Exception {
         long usedAt = Math.min(u.storedAtMs, now);
         long lifetime = u.expireAtMs - u.storedAtMs;
         if (usedAt + lifetime <= now) {
@@ -80,85 +78,91 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
         if (old != null && (old.epoch > u.epoch || old.epoch == u.epoch && usedAt - old.storedAtMs < Math.max(1, lifetime / 8))) {
             return;
         }
-        put(u, old, usedAt, usedAt + lifetime, old == null ? null : old.medium, now, ctx, out);
+        put(u, current, old, usedAt, usedAt + lifetime, old == null ? null : old.medium, now, ctx, out);
     }
 
     /** The engine holds the block as of {@code seenAt} until {@code expireAt}: one holder, one expiry timer, one view write. */
-    private void put(LocationUpdate u, Holder old, long seenAt, long expireAt, String medium, long now, Context ctx,
-                     Collector<ViewWrite> out) throws Exception {
+    private void put(LocationUpdate u, BlockHolders current, Holder old, long seenAt, long expireAt, String medium, long now,
+                     Context ctx, Collector<ViewWrite> out) throws Exception {
         Holder h = new Holder();
+        h.engine = u.engine;
         h.storedAtMs = seenAt;
         h.epoch = u.epoch;
         h.expireAtMs = expireAt;
         h.medium = medium;
         h.tag = u.tag;
         h.version = old == null ? now : Math.max(now, old.version + 1);
-        holders.put(u.engine, h);
+        BlockHolders next = update(current.with(h));
         // A replaced holder's earlier expiry timer still fires; it finds this holder not yet expired and keeps it.
         ctx.timerService().registerProcessingTimeTimer(expireAt);
-        emit(ctx.getCurrentKey(), u.tag, u.eventTimeMs, out);
-        ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), u.engine, ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));
+        emit(ctx.getCurrentKey(), u.tag, next, u.eventTimeMs, out);
+        ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));
     }
 
     @Override
     public void processElement2(HotPrefix p, Context ctx, Collector<ViewWrite> out) throws Exception {
-        p.holders = sortedHolders().keySet().toArray(new String[0]);
+        Holder[] held = holders().holders;
+        p.holders = new String[held.length];
+        for (int i = 0; i < held.length; i++) {
+            p.holders[i] = held[i].engine;
+        }
         ctx.output(HOT_PREFIXES, p);
     }
 
     // Timer path: one timer per holder expiry. Holders past their expiry leave; a block left with
-    // no holder leaves the state entirely (MapState is empty, nothing else is kept).
+    // no holder leaves the state entirely (update clears the value).
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<ViewWrite> out) throws Exception {
-        List<Map.Entry<String, Holder>> expired = new ArrayList<>();
-        for (Map.Entry<String, Holder> e : holders.entries()) {
-            if (e.getValue().expireAtMs <= timestamp) {
-                expired.add(e);
+        BlockHolders current = holders();
+        BlockHolders left = current;
+        for (Holder h : current.holders) {
+            if (h.expireAtMs <= timestamp) {
+                left = left.without(h.engine);
+                ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), ViewOp.REMOVE, 0, h, h.version + 1, timestamp, "decayed"));
             }
         }
-        if (expired.isEmpty()) {
-            return;
+        if (left != current) {
+            emit(ctx.getCurrentKey(), current.holders[0].tag, update(left), timestamp, out);
         }
-        for (Map.Entry<String, Holder> e : expired) {
-            holders.remove(e.getKey());
-            Holder h = e.getValue();
-            ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), e.getKey(), ViewOp.REMOVE, 0, h, h.version + 1, timestamp, "decayed"));
-        }
-        emit(ctx.getCurrentKey(), expired.get(0).getValue().tag, timestamp, out);
     }
 
-    /** The block's whole holder list, sorted by engine so the same holders always give the same text. */
-    private void emit(long block, long tag, long eventTimeMs, Collector<ViewWrite> out) throws Exception {
-        TreeMap<String, Holder> sorted = sortedHolders();
-        if (sorted.isEmpty()) {
-            out.collect(ViewWrite.block(tag, block, null, 0, eventTimeMs));
+    private BlockHolders holders() throws Exception {
+        BlockHolders b = block.value();
+        return b == null ? BlockHolders.EMPTY : b;
+    }
+
+    /** Stores the block's holders; state clearing: a block with none left keeps no state at all. */
+    private BlockHolders update(BlockHolders next) throws Exception {
+        if (next.isEmpty()) {
+            block.clear();
+        } else {
+            block.update(next);
+        }
+        return next;
+    }
+
+    /** The block's whole holder list, in engine order, so the same holders always give the same text. */
+    private static void emit(long blockHash, long tag, BlockHolders holders, long eventTimeMs, Collector<ViewWrite> out) {
+        if (holders.isEmpty()) {
+            out.collect(ViewWrite.block(tag, blockHash, null, 0, eventTimeMs));
             return;
         }
-        StringBuilder value = new StringBuilder();
+        StringBuilder value = new StringBuilder(32 * holders.holders.length);
         long expireAt = 0;
-        for (Map.Entry<String, Holder> e : sorted.entrySet()) {
+        for (Holder h : holders.holders) {
             if (value.length() > 0) {
                 value.append(',');
             }
-            value.append(ViewLayout.holder(e.getKey(), e.getValue().storedAtMs, e.getValue().epoch));
-            expireAt = Math.max(expireAt, e.getValue().expireAtMs);
+            value.append(ViewLayout.holder(h.engine, h.storedAtMs, h.epoch));
+            expireAt = Math.max(expireAt, h.expireAtMs);
         }
-        out.collect(ViewWrite.block(tag, block, value.toString(), expireAt, eventTimeMs));
+        out.collect(ViewWrite.block(tag, blockHash, value.toString(), expireAt, eventTimeMs));
     }
 
-    /** The current block's holders by engine id. */
-    private TreeMap<String, Holder> sortedHolders() throws Exception {
-        TreeMap<String, Holder> sorted = new TreeMap<>();
-        for (Map.Entry<String, Holder> e : holders.entries()) {
-            sorted.put(e.getKey(), e.getValue());
-        }
-        return sorted;
-    }
-
-    private static ViewChange change(long block, String engine, ViewOp op, double confidence, Holder h,
-                                                       long version, long eventTimeMs, String cause) {
+    private static ViewChange change(long blockHash, ViewOp op, double confidence, Holder h, long version, long eventTimeMs,
+                                     String cause) {
         return ViewChange.newBuilder()
-                .setBlockHash(block).setEngineId(engine).setOp(op).setConfidence(confidence).setMedium(h.medium)
+                .setBlockHash(blockHash).setEngineId(h.engine).setOp(op).setConfidence(confidence).setMedium(h.medium)
                 .setVersion(version).setTsMs(eventTimeMs).setCause(cause).build();
     }
 }

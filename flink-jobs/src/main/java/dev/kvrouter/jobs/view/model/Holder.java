@@ -17,6 +17,7 @@ import org.apache.flink.core.memory.DataOutputView;
  */
 @TypeInfo(Holder.Factory.class)
 public class Holder {
+    public String engine;
     public long storedAtMs;
     public long epoch;
     public long expireAtMs;
@@ -35,7 +36,7 @@ public class Holder {
     }
 
     public static final class Serializer extends ImmutableValueSerializer<Holder> {
-        static final Serializer INSTANCE = new Serializer();
+        public static final Serializer INSTANCE = new Serializer();
 
         @Override
         public Holder createInstance() {
@@ -44,6 +45,7 @@ public class Holder {
 
         @Override
         public void serialize(Holder h, DataOutputView out) throws IOException {
+            writeString(h.engine, out);
             out.writeLong(h.storedAtMs);
             out.writeLong(h.epoch);
             out.writeLong(h.expireAtMs);
@@ -55,6 +57,7 @@ public class Holder {
         @Override
         public Holder deserialize(DataInputView in) throws IOException {
             Holder h = new Holder();
+            h.engine = readString(in);
             h.storedAtMs = in.readLong();
             h.epoch = in.readLong();
             h.expireAtMs = in.readLong();
