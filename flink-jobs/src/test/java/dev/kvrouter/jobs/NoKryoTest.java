@@ -27,7 +27,7 @@ class NoKryoTest {
     void stateAndStreamTypesNeedNoKryo() {
         SerializerConfigImpl noGenerics = new SerializerConfigImpl();
         noGenerics.setGenericTypes(false);
-        for (Class<?> type : List.of(RawRecord.class, LocationUpdate.class, EngineHealthState.class,
+        for (Class<?> type : List.of(RawRecord.class, EngineHealthState.class,
                 EngineStatus.class, ViewWrite.class, JoinedRequest.class, RatioAccumulator.class,
                 LatencyHistogram.class, dev.kvrouter.jobs.alerts.AlertObservation.class,
                 dev.kvrouter.jobs.replicas.HotPrefix.class)) {
@@ -38,7 +38,7 @@ class NoKryoTest {
     }
 
     @Test
-    void theLargestStateValuesHaveTheirOwnSerializersThatRoundTripEveryField() throws Exception {
+    void theLargestStateValuesAndTheBusiestRecordHaveTheirOwnSerializersThatRoundTripEveryField() throws Exception {
         EngineBlock b = new EngineBlock();
         b.canonical = new long[] {1, -2};
         b.tags = new long[] {3, 4};
@@ -59,9 +59,12 @@ class NoKryoTest {
         Holder other = new Holder();
         other.engine = "e1";
         BlockHolders two = BlockHolders.EMPTY.with(h).with(other);
+        LocationUpdate stored = LocationUpdate.store(-1, 2, "e1", 3, 4, 5, "GPU", 6);
+        LocationUpdate confirmed = LocationUpdate.confirm(7, -8, "e2", 9, 10, 11);
+        LocationUpdate removed = LocationUpdate.remove(12, 13, "e3", 14, 15, "removed");
         SerializerConfigImpl noGenerics = new SerializerConfigImpl();
         noGenerics.setGenericTypes(false);
-        for (Object value : List.of(b, empty, h, new Holder(), two, BlockHolders.EMPTY)) {
+        for (Object value : List.of(b, empty, h, new Holder(), two, BlockHolders.EMPTY, stored, confirmed, removed, new LocationUpdate())) {
             @SuppressWarnings("unchecked")
             TypeInformation<Object> info = (TypeInformation<Object>) TypeInformation.of(value.getClass());
             assertThat(info).isInstanceOf(dev.kvrouter.jobs.view.model.ImmutableValueTypeInfo.class);

@@ -161,8 +161,16 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
 
     private static ViewChange change(long blockHash, ViewOp op, double confidence, Holder h, long version, long eventTimeMs,
                                      String cause) {
-        return ViewChange.newBuilder()
-                .setBlockHash(blockHash).setEngineId(h.engine).setOp(op).setConfidence(confidence).setMedium(h.medium)
-                .setVersion(version).setTsMs(eventTimeMs).setCause(cause).build();
+        // Every field set by name, without the builder's per-field validation: one record per holder change.
+        ViewChange c = new ViewChange();
+        c.setBlockHash(blockHash);
+        c.setEngineId(h.engine);
+        c.setOp(op);
+        c.setConfidence(confidence);
+        c.setMedium(h.medium);
+        c.setVersion(version);
+        c.setTsMs(eventTimeMs);
+        c.setCause(cause);
+        return c;
     }
 }

@@ -6,8 +6,8 @@ import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
 /**
- * A hand-written serializer for a state value the job never changes once stored (a new value
- * replaces it instead). Copying is then free: the heap backend copies a state entry on first
+ * A hand-written serializer for a state value (or a record) the job never changes once stored
+ * or emitted (a new value replaces it instead). Copying is then free: the heap backend copies a state entry on first
  * access during every asynchronous snapshot, and for an engine's block map that meant copying
  * every block, field by field through reflection, while the pipeline waited. Writing fields
  * directly also keeps the snapshot's own serialization short on a busy machine.

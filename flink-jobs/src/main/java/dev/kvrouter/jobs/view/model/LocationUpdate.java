@@ -1,10 +1,26 @@
 package dev.kvrouter.jobs.view.model;
 
+import java.io.IOException;
+import java.lang.reflect.Type;
+import java.util.Map;
+import org.apache.flink.api.common.typeinfo.TypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+
 /**
  * An engine gained or lost a canonical block, or was seen using one. Produced per engine (and, for
  * confirmations, from request outcomes), consumed keyed by block. A stored holder's expiry is
  * decided by the engine side, which knows the engine's residency time.
+ *
+ * <p>One record per block entry crosses the network between the engine and the block operators,
+ * the job's busiest edge: it has its own serializer (fields written directly, no reflection), and
+ * is never changed once emitted (see {@link ImmutableValueSerializer}).
  */
+@TypeInfo(LocationUpdate.Factory.class)
 public class LocationUpdate {
     public long blockHash;
     /** Hash of the block's chain at the tag depth: the block's Redis group. */
@@ -63,6 +79,65 @@ public class LocationUpdate {
         u.confirmed = true;
         u.cause = "confirmed";
         return u;
+    }
+
+    public static final class Factory extends TypeInfoFactory<LocationUpdate> {
+        @Override
+        public TypeInformation<LocationUpdate> createTypeInfo(Type t, Map<String, TypeInformation<?>> genericParameters) {
+            return new ImmutableValueTypeInfo<>(LocationUpdate.class, Serializer.INSTANCE);
+        }
+    }
+
+    public static final class Serializer extends ImmutableValueSerializer<LocationUpdate> {
+        static final Serializer INSTANCE = new Serializer();
+
+        @Override
+        public LocationUpdate createInstance() {
+            return new LocationUpdate();
+        }
+
+        @Override
+        public void serialize(LocationUpdate u, DataOutputView out) throws IOException {
+            out.writeLong(u.blockHash);
+            out.writeLong(u.tag);
+            writeString(u.engine, out);
+            out.writeByte((u.stored ? 1 : 0) | (u.confirmed ? 2 : 0));
+            out.writeLong(u.storedAtMs);
+            out.writeLong(u.epoch);
+            out.writeLong(u.expireAtMs);
+            writeString(u.medium, out);
+            out.writeLong(u.eventTimeMs);
+            writeString(u.cause, out);
+        }
+
+        @Override
+        public LocationUpdate deserialize(DataInputView in) throws IOException {
+            LocationUpdate u = new LocationUpdate();
+            u.blockHash = in.readLong();
+            u.tag = in.readLong();
+            u.engine = readString(in);
+            int flags = in.readByte();
+            u.stored = (flags & 1) != 0;
+            u.confirmed = (flags & 2) != 0;
+            u.storedAtMs = in.readLong();
+            u.epoch = in.readLong();
+            u.expireAtMs = in.readLong();
+            u.medium = readString(in);
+            u.eventTimeMs = in.readLong();
+            u.cause = readString(in);
+            return u;
+        }
+
+        @Override
+        public TypeSerializerSnapshot<LocationUpdate> snapshotConfiguration() {
+            return new Snapshot();
+        }
+    }
+
+    public static final class Snapshot extends SimpleTypeSerializerSnapshot<LocationUpdate> {
+        public Snapshot() {
+            super(() -> Serializer.INSTANCE);
+        }
     }
 
     @Override
