@@ -22,8 +22,9 @@ import org.apache.flink.util.OutputTag;
  * view write (so a replay rewrites the same value) and a changelog record.
  *
  * <p>An entry expires when its confidence exp(-age / residency) would fall below the floor; the
- * engine side computed that instant ({@code expireAtMs}) from the engine's residency. A
- * processing-time timer per expiry removes it; a block with no holder left has no state at all.
+ * engine side computed that instant ({@code expireAtMs}) from the engine's residency. One
+ * processing-time timer per block, at its earliest expiry, removes what is due and moves on to the
+ * next; a block with no holder left has no state and no timer.
  *
  * <p>An engine reuses a cached block without storing it again, so a block every request shares
  * would lapse from the view while it is the hottest block on the engine. Request outcomes confirm
@@ -92,9 +93,15 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
         h.medium = medium;
         h.tag = u.tag;
         h.version = old == null ? now : Math.max(now, old.version + 1);
-        BlockHolders next = update(current.with(h));
-        // A replaced holder's earlier expiry timer still fires; it finds this holder not yet expired and keeps it.
-        ctx.timerService().registerProcessingTimeTimer(expireAt);
+        BlockHolders next = current.with(h);
+        // One expiry timer per block, at or before every holder's expiry: a holder that expires
+        // sooner than the block's timer moves it earlier; a later one waits for that timer, which
+        // then moves on to the next expiry (a block used on every request keeps one timer).
+        if (next.timerAtMs == 0 || expireAt < next.timerAtMs) {
+            ctx.timerService().registerProcessingTimeTimer(expireAt);
+            next = next.withTimerAt(expireAt);
+        }
+        update(next);
         emit(ctx.getCurrentKey(), u.tag, next, u.eventTimeMs, out);
         ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));
     }
@@ -109,11 +116,16 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
         ctx.output(HOT_PREFIXES, p);
     }
 
-    // Timer path: one timer per holder expiry. Holders past their expiry leave; a block left with
-    // no holder leaves the state entirely (update clears the value).
+    // Timer path: the block's expiry timer. Holders past their expiry leave; a block left with no
+    // holder leaves the state entirely (update clears the value, and no timer follows). Otherwise
+    // the timer moves on to the earliest expiry left. A timer the block no longer keeps (one that
+    // a sooner expiry replaced) finds nothing due and changes nothing.
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<ViewWrite> out) throws Exception {
         BlockHolders current = holders();
+        if (current.isEmpty() || current.timerAtMs > timestamp) {
+            return;
+        }
         BlockHolders left = current;
         for (Holder h : current.holders) {
             if (h.expireAtMs <= timestamp) {
@@ -121,8 +133,14 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
                 ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), ViewOp.REMOVE, 0, h, h.version + 1, timestamp, "decayed"));
             }
         }
-        if (left != current) {
-            emit(ctx.getCurrentKey(), current.holders[0].tag, update(left), timestamp, out);
+        if (!left.isEmpty()) {
+            long next = left.earliestExpiry();
+            ctx.timerService().registerProcessingTimeTimer(next);
+            left = left.withTimerAt(next);
+        }
+        update(left);
+        if (left.holders.length != current.holders.length) {
+            emit(ctx.getCurrentKey(), current.holders[0].tag, left, timestamp, out);
         }
     }
 

@@ -23,11 +23,31 @@ public final class BlockHolders {
 
     /** Sorted by {@link Holder#engine}; empty only for {@link #EMPTY} (a block with no holder has no state). */
     public final Holder[] holders;
+    /**
+     * The expiry timer the block keeps: at or before every holder's expiry, so one timer per block
+     * suffices (0: none yet). A holder whose life is extended does not need a timer of its own.
+     */
+    public final long timerAtMs;
 
-    public static final BlockHolders EMPTY = new BlockHolders(NONE);
+    public static final BlockHolders EMPTY = new BlockHolders(NONE, 0);
 
-    private BlockHolders(Holder[] holders) {
+    private BlockHolders(Holder[] holders, long timerAtMs) {
         this.holders = holders;
+        this.timerAtMs = timerAtMs;
+    }
+
+    /** These holders, their timer now at {@code atMs}. */
+    public BlockHolders withTimerAt(long atMs) {
+        return new BlockHolders(holders, atMs);
+    }
+
+    /** The earliest expiry among the holders (Long.MAX_VALUE for none). */
+    public long earliestExpiry() {
+        long earliest = Long.MAX_VALUE;
+        for (Holder h : holders) {
+            earliest = Math.min(earliest, h.expireAtMs);
+        }
+        return earliest;
     }
 
     /** The engine's holder of this block, or null. */
@@ -50,7 +70,7 @@ public final class BlockHolders {
             next[at] = h;
             System.arraycopy(holders, at, next, at + 1, holders.length - at);
         }
-        return new BlockHolders(next);
+        return new BlockHolders(next, timerAtMs);
     }
 
     /** These holders without the engine's; {@link #EMPTY} when none is left. */
@@ -65,7 +85,7 @@ public final class BlockHolders {
         Holder[] next = new Holder[holders.length - 1];
         System.arraycopy(holders, 0, next, 0, i);
         System.arraycopy(holders, i + 1, next, i, holders.length - i - 1);
-        return new BlockHolders(next);
+        return new BlockHolders(next, timerAtMs);
     }
 
     public boolean isEmpty() {
@@ -108,6 +128,7 @@ public final class BlockHolders {
         @Override
         public void serialize(BlockHolders b, DataOutputView out) throws IOException {
             out.writeInt(b.holders.length);
+            out.writeLong(b.timerAtMs);
             for (Holder h : b.holders) {
                 Holder.Serializer.INSTANCE.serialize(h, out);
             }
@@ -116,14 +137,15 @@ public final class BlockHolders {
         @Override
         public BlockHolders deserialize(DataInputView in) throws IOException {
             int n = in.readInt();
-            if (n == 0) {
+            long timerAtMs = in.readLong();
+            if (n == 0 && timerAtMs == 0) {
                 return EMPTY;
             }
             Holder[] holders = new Holder[n];
             for (int i = 0; i < n; i++) {
                 holders[i] = Holder.Serializer.INSTANCE.deserialize(in);
             }
-            return new BlockHolders(holders);
+            return new BlockHolders(holders, timerAtMs);
         }
 
         @Override

@@ -45,7 +45,7 @@ class PrefixLocationTableTest {
                 ViewLayout.holder("e1", 1_000, 0) + "," + ViewLayout.holder("e2", 1_000, 3));
         assertThat(last().expireAtMs).isEqualTo(8_000);
         assertThat(last().tag).isEqualTo(TAG);
-        assertThat(harness.numProcessingTimeTimers()).isEqualTo(2);
+        assertThat(harness.numProcessingTimeTimers()).as("one timer per block, at its earliest expiry").isEqualTo(1);
 
         harness.setProcessingTime(4_999);
         assertThat(harness.extractOutputValues()).hasSize(2);
@@ -111,6 +111,7 @@ class PrefixLocationTableTest {
 
         harness.setProcessingTime(7_000);
         harness.processElement1(LocationUpdate.confirm(BLOCK, TAG, "e1", 7_000, 2, 15_000), 7_000);
+        assertThat(harness.numProcessingTimeTimers()).as("a longer life waits for the block's timer").isEqualTo(1);
         assertThat(last().value).isEqualTo(ViewLayout.holder("e1", 7_000, 2));
         assertThat(last().expireAtMs).isEqualTo(15_000);
         assertThat(last().tag).isEqualTo(TAG);
@@ -118,12 +119,32 @@ class PrefixLocationTableTest {
         harness.setProcessingTime(9_000);
         assertThat(harness.extractOutputValues()).as("the first expiry passes; the used holder stays").hasSize(2);
         assertThat(harness.numKeyedStateEntries()).isEqualTo(1);
+        assertThat(harness.numProcessingTimeTimers()).as("the timer moved on to the holder's new expiry").isEqualTo(1);
         harness.setProcessingTime(15_000);
         assertThat(last().value).isNull();
         assertThat(changes()).extracting(ViewChange::getOp, ViewChange::getCause).containsExactly(
                 org.assertj.core.groups.Tuple.tuple(ViewOp.UPSERT, "stored"),
                 org.assertj.core.groups.Tuple.tuple(ViewOp.UPSERT, "confirmed"),
                 org.assertj.core.groups.Tuple.tuple(ViewOp.REMOVE, "decayed"));
+        assertThat(harness.numKeyedStateEntries()).isZero();
+        assertThat(harness.numProcessingTimeTimers()).isZero();
+    }
+
+    @Test
+    void aBlockUsedAgainAndAgainKeepsOneTimerAndASoonerExpiryMovesItEarlier() throws Exception {
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 0, 9_000, null, 1_000), 1_000);
+        for (long t = 3_000; t <= 30_000; t += 2_000) { // every quarter of the 8 000 ms life
+            harness.setProcessingTime(t);
+            harness.processElement1(LocationUpdate.confirm(BLOCK, TAG, "e1", t, 0, t + 8_000), t);
+            assertThat(harness.numProcessingTimeTimers()).as("at %d", t).isEqualTo(1);
+        }
+        assertThat(last().value).isEqualTo(ViewLayout.holder("e1", 29_000, 0));
+        // e2's copy expires before e1's: the block's timer moves earlier and removes e2 alone.
+        harness.processElement1(LocationUpdate.store(BLOCK, TAG, "e2", 30_000, 0, 31_000, null, 30_000), 30_000);
+        harness.setProcessingTime(31_000);
+        assertThat(last().value).isEqualTo(ViewLayout.holder("e1", 29_000, 0));
+        harness.setProcessingTime(37_000);
+        assertThat(last().value).isNull();
         assertThat(harness.numKeyedStateEntries()).isZero();
         assertThat(harness.numProcessingTimeTimers()).isZero();
     }
