@@ -4,7 +4,7 @@ package dev.kvrouter.jobs.replicas;
  * A prefix the popularity sketch found hot, on its way to the prefix-location table (keyed by its
  * first block) to pick up the block's holders, then to the replica planner.
  */
-public class HotPrefix {
+public class HotPrefix implements Cloneable {
     /** Canonical hash of the prefix's first block. */
     public long rootBlock;
     /** The blocks recent requests of the prefix share, first to last (capped). */
@@ -19,4 +19,15 @@ public class HotPrefix {
     public String[] holders;
 
     public HotPrefix() {}
+
+    /** This prefix with its first block's holders (a copy: what an operator reads stays as it was). */
+    public HotPrefix withHolders(String[] engines) {
+        try {
+            HotPrefix p = (HotPrefix) clone();
+            p.holders = engines;
+            return p;
+        } catch (CloneNotSupportedException e) {
+            throw new AssertionError(e);
+        }
+    }
 }

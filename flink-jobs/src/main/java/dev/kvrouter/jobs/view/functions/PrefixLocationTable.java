@@ -109,11 +109,11 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
     @Override
     public void processElement2(HotPrefix p, Context ctx, Collector<ViewWrite> out) throws Exception {
         Holder[] held = holders().holders;
-        p.holders = new String[held.length];
+        String[] engines = new String[held.length];
         for (int i = 0; i < held.length; i++) {
-            p.holders[i] = held[i].engine;
+            engines[i] = held[i].engine;
         }
-        ctx.output(HOT_PREFIXES, p);
+        ctx.output(HOT_PREFIXES, p.withHolders(engines));
     }
 
     // Timer path: the block's expiry timer. Holders past their expiry leave; a block left with no
