@@ -59,7 +59,7 @@ public final class RoutingViewJob {
     public static StreamExecutionEnvironment environment(RoutingViewConfig config) {
         Configuration conf = new Configuration();
         conf.set(PipelineOptions.GENERIC_TYPES, false);
-        // Chained operators hand records over without a copy (+13 % ingest, BENCHMARKS.md run K). Safe
+        // Chained operators hand records over without a copy (+13 % ingest drain, BENCHMARKS.md ingest run K). Safe
         // because every function emits new objects and leaves what it reads unchanged: keep it so.
         conf.set(PipelineOptions.OBJECT_REUSE, true);
         if (!config.stateBackend().isBlank()) {

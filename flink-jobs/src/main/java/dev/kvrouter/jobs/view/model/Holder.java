@@ -36,7 +36,7 @@ public class Holder {
     }
 
     public static final class Serializer extends ImmutableValueSerializer<Holder> {
-        public static final Serializer INSTANCE = new Serializer();
+        static final Serializer INSTANCE = new Serializer();
 
         @Override
         public Holder createInstance() {

@@ -7,10 +7,11 @@ import org.apache.flink.core.memory.DataOutputView;
 
 /**
  * A hand-written serializer for a state value (or a record) the job never changes once stored
- * or emitted (a new value replaces it instead). Copying is then free: the heap backend copies a state entry on first
- * access during every asynchronous snapshot, and for an engine's block map that meant copying
- * every block, field by field through reflection, while the pipeline waited. Writing fields
- * directly also keeps the snapshot's own serialization short on a busy machine.
+ * or emitted (a new value replaces it instead). Copying is then free: the heap backend copies a
+ * state entry on first access during every asynchronous snapshot, and for an engine's block map
+ * that meant copying every block, field by field through reflection, while the pipeline waited.
+ * Writing fields directly also keeps the snapshot's own serialization, and a busy network edge,
+ * short on a busy machine.
  */
 public abstract class ImmutableValueSerializer<T> extends TypeSerializerSingleton<T> {
 
