@@ -18,13 +18,10 @@ import java.util.Map;
  * {@code kvr_pick} in one round trip, and falls back to least-loaded routing — saying so — when the
  * view is older than {@code maxViewAge} or Redis does not answer.
  *
- * <p>Engines report their load about once a second; between two reports this client's own picks
- * are load the engine table cannot show. The client remembers its last {@value #RECENT_PICKS} picks
- * (at most {@value #RECENT_PICKS_MS} ms back) and every pick counts those made after an engine
- * measured its load as waiting there, so placements between reports spread instead of all landing
- * on the engine that was least loaded at the last report. With the view's prefill rate known, the
- * same picks say how much prefill each engine still has queued from this client, and a request
- * goes where it costs the least delay ({@link PickPolicy#lessDelayThan}).
+ * <p>Each pick is also a reservation in Redis, made atomically with the decision: every balancer's
+ * next pick counts it as load on its engine until the engine's load report covers it, and as the
+ * client's request in flight (the client cap) until {@link #done(String)} releases it or it
+ * expires. The client keeps no ledger of its own: all it shares with other balancers is in Redis.
  */
 public final class KvRouterClient implements AutoCloseable {
 
@@ -32,21 +29,25 @@ public final class KvRouterClient implements AutoCloseable {
     public enum Source { VIEW, FALLBACK_STALE_VIEW, FALLBACK_REDIS_DOWN, NO_ENGINE }
 
     /**
-     * @param engineId      the engine to send the request to; empty when no engine is known at all
-     * @param matchedBlocks canonical blocks of the prompt the engine is expected to hold
-     * @param reason        AFFINITY, REPLICA, SPILL_HOT, SPILL_BUSY, COLD, FALLBACK_LOAD_ONLY, NO_VIEW
-     * @param viewAgeMs     age of the view at the pick; -1 when there was none
-     * @param confidence    confidence that the matched blocks are still there, 0..1
-     * @param saving        the cost view: expected outcome and what it saves
-     * @param handoff       disaggregated serving: the decode engine and the hand-off's milliseconds; NONE without a DECODE pool
+     * @param engineId         the engine to send the request to; empty when no engine is known at all
+     * @param matchedBlocks    canonical blocks of the prompt the engine is expected to hold
+     * @param reason           AFFINITY, REPLICA, SPILL_HOT, SPILL_BUSY, SPILL_CLIENT_CAP, COLD, NO_AFFINITY_CLASS,
+     *                         FALLBACK_LOAD_ONLY, NO_VIEW
+     * @param viewAgeMs        age of the view at the pick; -1 when there was none
+     * @param confidence       confidence that the matched blocks are still there, 0..1
+     * @param saving           the cost view: expected outcome and what it saves
+     * @param handoff          disaggregated serving: the decode engine and the hand-off's milliseconds; NONE without a DECODE pool
+     * @param bestHolderBlocks blocks of the prompt the best holder matches, whichever engine was chosen: what affinity
+     *                         would match (also for a class whose affinity is off; 0 without a fresh view)
+     * @param requestId        the reservation this pick made, for {@link #done(String)}; null when none was made
      */
     public record Pick(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Source source,
-                       PickPolicy.Saving saving, PickPolicy.Handoff handoff) {
+                       PickPolicy.Saving saving, PickPolicy.Handoff handoff, int bestHolderBlocks, String requestId) {
 
-        /** A pick in a unified fleet (no decode pool). */
+        /** A pick in a unified fleet (no decode pool), without a reservation. */
         public Pick(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Source source,
                     PickPolicy.Saving saving) {
-            this(engineId, matchedBlocks, reason, viewAgeMs, confidence, source, saving, PickPolicy.Handoff.NONE);
+            this(engineId, matchedBlocks, reason, viewAgeMs, confidence, source, saving, PickPolicy.Handoff.NONE, matchedBlocks, null);
         }
     }
 
@@ -55,17 +56,17 @@ public final class KvRouterClient implements AutoCloseable {
      * @param timeout          per Redis command; a balancer cannot wait long
      * @param connectTimeout   for connecting and the connection handshake (the first one warms up the JVM too)
      * @param maxBlocks        longest prompt prefix looked up, in canonical blocks
-     * @param snapshotInterval how often the engine table (and, picking client-side, the view's meta
-     *                         and the roots read) is copied in the background
-     * @param clientSide       pick in this client from plain reads (two commands on the group keys,
-     *                         roots cached for one snapshot interval) instead of {@code kvr_pick};
-     *                         for Redis Cluster, where one pick's keys sit in several slots
-     * @param countsOwnPicks   each answer is a request sent: counted as load on its engine until the
-     *                         engine reports (false for a client that only looks, see {@link #observing()})
+     * @param snapshotInterval how often the engine table (and, picking client-side, the confidence floor) is
+     *                         copied in the background
+     * @param clientSide       match the prompt in this client from plain reads of the groups (roots cached for one
+     *                         snapshot interval) and place it with {@code kvr_place}: for Redis Cluster, where the
+     *                         groups sit in other slots than the engine table
+     * @param reserves         each pick records a reservation ({@code kvr_pick}); false for a client that only looks
+     *                         ({@link #observing()}: {@code kvr_peek}, read-only)
      */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
                           Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
-                          boolean clientSide, boolean countsOwnPicks) {
+                          boolean clientSide, boolean reserves) {
         public static Options defaults(String redisUrl) {
             return new Options(redisUrl, "kvr:", 16, 2, Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(2),
                     4096, Duration.ofSeconds(1), false, true);
@@ -73,23 +74,23 @@ public final class KvRouterClient implements AutoCloseable {
 
         public Options withKeyPrefix(String prefix) {
             return new Options(redisUrl, prefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                    snapshotInterval, clientSide, countsOwnPicks);
+                    snapshotInterval, clientSide, reserves);
         }
 
         public Options withMaxViewAge(Duration age) {
             return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, age, timeout, connectTimeout, maxBlocks,
-                    snapshotInterval, clientSide, countsOwnPicks);
+                    snapshotInterval, clientSide, reserves);
         }
 
-        /** Client-side picking, with the snapshot refreshed every 100 ms. */
+        /** Client-side matching, with the snapshot refreshed every 100 ms. */
         public Options withClientSidePick() {
             return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                    Duration.ofMillis(100), true, countsOwnPicks);
+                    Duration.ofMillis(100), true, reserves);
         }
 
         /**
          * A client that asks without sending requests (a dashboard, a dry run, a test waiting for the
-         * view): its answers are not counted as load, so asking often does not move the next answer.
+         * view): its answers reserve nothing, so asking often moves no answer, its own or another balancer's.
          */
         public Options observing() {
             return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
@@ -97,21 +98,18 @@ public final class KvRouterClient implements AutoCloseable {
         }
     }
 
-    /** What the client keeps of the view between refreshes (client-side picking reads meta from here). */
-    private record Snapshot(String updatedMs, double busyFactor, double floor, Map<String, String> classes, double clientCap,
-                            int clientMinInflight, PickPolicy.Cost cost) {}
-
     private final Options options;
     private final ViewLayout layout;
     private final CanonicalBlockHasher hasher;
     private final ViewConnection connection;
     private final RedisClusterCommands<String, String> redis;
-    /** Picking client-side: asked for, or needed because on Redis Cluster one pick's keys span slots. */
+    /** Matching client-side: asked for, or needed because on Redis Cluster the groups span slots. */
     private final boolean clientSide;
-    /** Last engine table read, for load-only routing while Redis is unreachable. */
+    /** Last engine table read, for the client-side match and for load-only routing while Redis is unreachable. */
     private volatile Map<String, String> lastEngines = Map.of();
+    /** The view's confidence floor as last read (client-side matching); null before the first read. */
+    private volatile Double floor;
     private final java.util.concurrent.ScheduledExecutorService snapshots;
-    private volatile Snapshot meta;
     /** Orders the background refresh against one asked for, so the later read is the one kept. */
     private final Object refreshLock = new Object();
     /** A root block's holders as read, and when (System.nanoTime). */
@@ -124,13 +122,6 @@ public final class KvRouterClient implements AutoCloseable {
             return size() > 4096;
         }
     };
-
-    /** How many of its own picks, and how far back, the client counts as load not yet reported. */
-    static final int RECENT_PICKS = 128;
-    static final long RECENT_PICKS_MS = 5_000;
-
-    /** This client's picks, oldest first; bounded by {@link #RECENT_PICKS} and {@link #RECENT_PICKS_MS}. */
-    private final java.util.ArrayDeque<PickPolicy.RecentPick> recentPicks = new java.util.ArrayDeque<>();
 
     public KvRouterClient(Options options) {
         this.options = options;
@@ -157,36 +148,20 @@ public final class KvRouterClient implements AutoCloseable {
     }
 
     /**
-     * Reads the engine table (and, picking client-side, the view's meta, forgetting the cached roots)
-     * now; the background thread does it every interval.
+     * Reads the engine table (and, matching client-side, the confidence floor, forgetting the cached
+     * roots) now; the background thread does it every interval.
      */
     public void refresh() {
         // One refresh at a time: a background read sent before a write must not land after a newer one.
         synchronized (refreshLock) {
-            refreshLocked();
-        }
-    }
-
-    private void refreshLocked() {
-        engines();
-        if (clientSide) {
-            synchronized (roots) {
-                roots.clear();
+            engines();
+            if (clientSide) {
+                synchronized (roots) {
+                    roots.clear();
+                }
+                floor = Double.valueOf(java.util.Objects.requireNonNullElse(redis.hget(layout.metaKey(), "confidence_floor"), "0.05"));
             }
-            List<io.lettuce.core.KeyValue<String, String>> m = redis.hmget(layout.metaKey(), "updated_ms", "busy_factor",
-                    "confidence_floor", "client_cap", "client_min_inflight", "chunk_tokens", "kv_bytes_per_token",
-                    "prefill_tokens_per_s", "fabric_bytes_per_s", "usd_per_million_input", "uncached_prefill_weight");
-            PickPolicy.Cost cost = new PickPolicy.Cost(Integer.parseInt(m.get(5).getValueOrElse("16")), number(m.get(6)),
-                    number(m.get(7)), number(m.get(8)), Double.parseDouble(m.get(9).getValueOrElse("0")),
-                    Double.parseDouble(m.get(10).getValueOrElse("3")));
-            meta = new Snapshot(m.get(0).getValueOrElse(null), Double.parseDouble(m.get(1).getValueOrElse("2")),
-                    Double.parseDouble(m.get(2).getValueOrElse("0.05")), redis.hgetall(layout.classesKey()),
-                    Double.parseDouble(m.get(3).getValueOrElse("1")), Integer.parseInt(m.get(4).getValueOrElse("1000000000")), cost);
         }
-    }
-
-    private static Double number(io.lettuce.core.KeyValue<String, String> kv) {
-        return kv.hasValue() ? Double.valueOf(kv.getValue()) : null;
     }
 
     /** Picks an engine for a prompt given as token ids. */
@@ -211,62 +186,76 @@ public final class KvRouterClient implements AutoCloseable {
 
     /**
      * Picks for a prompt of a prefix class (null for none) from a client (API key, user, tenant; null
-     * for none): a class whose affinity the job turned off is placed on load alone, and no engine gets
-     * more than the client cap of one client's requests in flight.
+     * for none), under a new request id (the answer's {@link Pick#requestId()}).
      */
     public Pick pick(long[] chain, String prefixClass, String clientId) {
-        int n = Math.min(chain.length, options.maxBlocks());
-        Pick pick = clientSide ? pickClientSide(chain, n, prefixClass, clientId) : pickInRedis(chain, n, prefixClass, clientId);
-        remember(pick, n);
-        return pick;
+        return pick(chain, prefixClass, clientId, options.reserves() ? java.util.UUID.randomUUID().toString() : null);
     }
 
-    private Pick pickInRedis(long[] chain, int n, String prefixClass, String clientId) {
+    /**
+     * Picks for a prompt of a prefix class (null for none) from a client (null for none), reserving
+     * under {@code requestId} (null: no reservation): a class whose affinity the job turned off is
+     * placed on load alone, and no engine gets more than the client cap of one client's live
+     * reservations. Call {@link #done(String)} with the id when the request ends.
+     */
+    public Pick pick(long[] chain, String prefixClass, String clientId, String requestId) {
+        int n = Math.min(chain.length, options.maxBlocks());
+        String reservation = options.reserves() ? requestId : null;
+        return clientSide ? pickClientSide(chain, n, prefixClass, clientId, reservation)
+                : pickInRedis(chain, n, prefixClass, clientId, reservation);
+    }
+
+    /**
+     * The request is done (finished, failed, or never sent): its reservation leaves, so it no longer
+     * counts against its client's cap. Returns false when there was none (already released or
+     * expired) or Redis did not answer; the reservation then expires on its own.
+     */
+    public boolean done(String requestId) {
+        if (requestId == null) {
+            return false;
+        }
+        try {
+            Long released = redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER, new String[] {layout.reservationsKey()},
+                    requestId);
+            return released != null && released > 0;
+        } catch (RedisException e) {
+            return false;
+        }
+    }
+
+    private Pick pickInRedis(long[] chain, int n, String prefixClass, String clientId, String requestId) {
         String[] keys = {layout.metaKey(), layout.enginesKey(),
                 layout.groupKey(n > 0 ? ViewLayout.tag(chain, 1, options.tagDepth()) : 0),
                 layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0),
-                layout.classesKey(), layout.clientsKey()};
+                layout.classesKey(), layout.reservationsKey()};
         String[] args = new String[n + 5];
         args[0] = Long.toString(options.maxViewAge().toMillis());
         args[1] = prefixClass == null ? "" : prefixClass;
         args[2] = clientId == null ? "" : clientId;
-        args[3] = Integer.toString(n);
+        args[3] = requestId == null ? "" : requestId;
+        args[4] = Integer.toString(n);
         for (int i = 0; i < n; i++) {
-            args[i + 4] = ViewLayout.hex(chain[i]);
+            args[i + 5] = ViewLayout.hex(chain[i]);
         }
-        args[n + 4] = recentPicksArgument();
-        List<Object> answer;
         try {
-            answer = redis.fcallReadOnly(ViewLayout.PICK_FUNCTION, ScriptOutputType.MULTI, keys, args);
+            List<Object> answer = options.reserves()
+                    ? redis.fcall(ViewLayout.PICK_FUNCTION, ScriptOutputType.MULTI, keys, args)
+                    : redis.fcallReadOnly(ViewLayout.PEEK_FUNCTION, ScriptOutputType.MULTI, keys, args);
+            return answer(answer, requestId);
         } catch (RedisException e) {
             return leastLoaded(Source.FALLBACK_REDIS_DOWN);
         }
-        String engine = (String) answer.get(0);
-        String reason = (String) answer.get(2);
-        long age = (Long) answer.get(3);
-        if ("NO_VIEW".equals(reason)) {
-            return leastLoaded(Source.FALLBACK_STALE_VIEW);
-        }
-        Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW
-                : engine.isEmpty() ? Source.NO_ENGINE : Source.VIEW;
-        PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(5), ((Long) answer.get(6)).intValue(),
-                Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)));
-        // A library older than layout 5 (loaded by an older job) answers without the decode pool's part.
-        PickPolicy.Handoff handoff = answer.size() < 11 || ((String) answer.get(9)).isEmpty() ? PickPolicy.Handoff.NONE
-                : new PickPolicy.Handoff((String) answer.get(9), Double.parseDouble((String) answer.get(10)));
-        return new Pick(engine, ((Long) answer.get(1)).intValue(), reason, age, Double.parseDouble((String) answer.get(4)), source,
-                saving, handoff);
     }
 
-    /** Two reads (the root from its cache when fresh) and {@link PickPolicy}: the same answer as kvr_pick. */
-    private Pick pickClientSide(long[] chain, int n, String prefixClass, String clientId) {
+    /**
+     * Redis Cluster: the prompt's groups are read here (the root from its cache when fresh, the rest
+     * in one HMGET on its slot) and matched as kvr_pick would; {@code kvr_place} then decides and
+     * reserves in the head slot. Two round trips, each on one primary.
+     */
+    private Pick pickClientSide(long[] chain, int n, String prefixClass, String clientId, String requestId) {
         try {
-            if (meta == null) {
+            if (floor == null) {
                 refresh();
-            }
-            Snapshot view = meta;
-            if (view.updatedMs() == null) {
-                return leastLoaded(Source.FALLBACK_STALE_VIEW);
             }
             List<String> blocks = new ArrayList<>(n);
             if (n > 0) {
@@ -280,24 +269,35 @@ public final class KvRouterClient implements AutoCloseable {
                 redis.hmget(layout.groupKey(ViewLayout.tag(chain, 2, options.tagDepth())), fields)
                         .forEach(kv -> blocks.add(kv.getValueOrElse(null)));
             }
-            List<PickPolicy.RecentPick> mine = recentPicks();
-            Map<String, EngineEntry> engines = withRecentPicks(lastEngines, mine);
-            boolean classOff = prefixClass != null && "off".equals(view.classes().get(prefixClass));
-            // In flight changes with every request: read per pick, not from the snapshot.
-            Map<String, Integer> inflight = clientId == null ? null : PickPolicy.inflight(redis.hget(layout.clientsKey(), clientId));
-            long now = System.currentTimeMillis();
-            Double rate = view.cost().prefillTokensPerS();
-            Map<String, Double> backlog = rate == null ? Map.of() : PickPolicy.prefillBacklog(mine, rate, now);
-            PickPolicy.Choice c = PickPolicy.choose(new PickPolicy.ViewRead(Long.parseLong(view.updatedMs()), view.busyFactor(),
-                    view.floor(), engines, blocks, classOff, inflight, view.clientCap(), view.clientMinInflight(), view.cost(), backlog),
-                    now, options.maxViewAge().toMillis());
-            Source source = "FALLBACK_LOAD_ONLY".equals(c.reason()) ? Source.FALLBACK_STALE_VIEW
-                    : c.engineId().isEmpty() ? Source.NO_ENGINE : Source.VIEW;
-            return new Pick(c.engineId(), c.matchedBlocks(), c.reason(), c.viewAgeMs(), c.confidence(), source, c.saving(),
-                    c.handoff());
+            Map<String, EngineEntry> engines = new java.util.HashMap<>();
+            lastEngines.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
+            Map<String, PickPolicy.Run> runs = PickPolicy.match(engines, blocks, System.currentTimeMillis(), floor);
+            String[] keys = {layout.metaKey(), layout.enginesKey(), layout.classesKey(), layout.reservationsKey()};
+            String[] args = {Long.toString(options.maxViewAge().toMillis()), prefixClass == null ? "" : prefixClass,
+                    clientId == null ? "" : clientId, requestId == null ? "" : requestId, Integer.toString(n),
+                    PickPolicy.runsArgument(runs)};
+            return answer(redis.fcall(ViewLayout.PLACE_FUNCTION, ScriptOutputType.MULTI, keys, args), requestId);
         } catch (RedisException e) {
             return leastLoaded(Source.FALLBACK_REDIS_DOWN);
         }
+    }
+
+    /** A Pick from kvr_pick's (or kvr_place's, or kvr_peek's) answer. */
+    private Pick answer(List<Object> answer, String requestId) {
+        String engine = (String) answer.get(0);
+        String reason = (String) answer.get(2);
+        long age = (Long) answer.get(3);
+        if ("NO_VIEW".equals(reason)) {
+            return leastLoaded(Source.FALLBACK_STALE_VIEW);
+        }
+        Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW
+                : engine.isEmpty() ? Source.NO_ENGINE : Source.VIEW;
+        PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(5), ((Long) answer.get(6)).intValue(),
+                Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)));
+        PickPolicy.Handoff handoff = ((String) answer.get(9)).isEmpty() ? PickPolicy.Handoff.NONE
+                : new PickPolicy.Handoff((String) answer.get(9), Double.parseDouble((String) answer.get(10)));
+        return new Pick(engine, ((Long) answer.get(1)).intValue(), reason, age, Double.parseDouble((String) answer.get(4)), source,
+                saving, handoff, ((Long) answer.get(11)).intValue(), engine.isEmpty() ? null : requestId);
     }
 
     private String root(long[] chain) {
@@ -328,6 +328,7 @@ public final class KvRouterClient implements AutoCloseable {
         return engines;
     }
 
+    /** Load-only routing from the last engine table read, when the view cannot answer; no reservation is made. */
     private Pick leastLoaded(Source wanted) {
         Source source = wanted;
         if (source != Source.FALLBACK_REDIS_DOWN) {
@@ -338,8 +339,8 @@ public final class KvRouterClient implements AutoCloseable {
             }
         }
         Source answered = source;
-        // Copy once: the snapshot thread may replace it meanwhile.
-        List<Map.Entry<String, EngineEntry>> live = new ArrayList<>(withRecentPicks(lastEngines, recentPicks()).entrySet());
+        List<Map.Entry<String, EngineEntry>> live = new ArrayList<>();
+        lastEngines.forEach((id, v) -> live.add(Map.entry(id, EngineEntry.decode(v)))); // one copy: the snapshot may change
         Comparator<Map.Entry<String, EngineEntry>> byLoad =
                 Comparator.<Map.Entry<String, EngineEntry>>comparingInt(e -> e.getValue().load()).thenComparing(Map.Entry::getKey);
         // Under disaggregated serving the decode pool is named too; the hand-off is not priced here.
@@ -348,58 +349,8 @@ public final class KvRouterClient implements AutoCloseable {
         return live.stream()
                 .filter(e -> !"DRAINING".equals(e.getValue().status()) && !e.getValue().decodeOnly())
                 .min(byLoad)
-                .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE, handoff))
+                .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE, handoff, 0, null))
                 .orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));
-    }
-
-    /** Remembers a placement and the prompt tokens it sends there uncached ({@code n} blocks looked up). */
-    private void remember(Pick pick, int n) {
-        if (!options.countsOwnPicks() || pick.engineId() == null || pick.engineId().isEmpty()) {
-            return;
-        }
-        int uncached = Math.max(0, n - Math.max(0, pick.matchedBlocks())) * options.chunkTokens();
-        synchronized (recentPicks) {
-            recentPicks.addLast(new PickPolicy.RecentPick(pick.engineId(), System.currentTimeMillis(), uncached));
-            if (recentPicks.size() > RECENT_PICKS) {
-                recentPicks.removeFirst();
-            }
-        }
-    }
-
-    /** The recent picks still within {@link #RECENT_PICKS_MS}, oldest first (older ones are dropped). */
-    private List<PickPolicy.RecentPick> recentPicks() {
-        long since = System.currentTimeMillis() - RECENT_PICKS_MS;
-        synchronized (recentPicks) {
-            while (!recentPicks.isEmpty() && recentPicks.peekFirst().atMs() < since) {
-                recentPicks.removeFirst();
-            }
-            return new ArrayList<>(recentPicks);
-        }
-    }
-
-    /** kvr_pick's last argument: {@code engine@epoch_ms:uncached_tokens,…}, oldest first. */
-    private String recentPicksArgument() {
-        StringBuilder arg = new StringBuilder();
-        for (PickPolicy.RecentPick p : recentPicks()) {
-            if (arg.length() > 0) {
-                arg.append(',');
-            }
-            arg.append(p.engineId()).append('@').append(p.atMs()).append(':').append(p.prefillTokens());
-        }
-        return arg.toString();
-    }
-
-    /** The engine table as read, each engine's load plus this client's picks made after that load was measured (as kvr_pick counts). */
-    private Map<String, EngineEntry> withRecentPicks(Map<String, String> raw, List<PickPolicy.RecentPick> mine) {
-        Map<String, EngineEntry> engines = new java.util.HashMap<>();
-        raw.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
-        for (PickPolicy.RecentPick p : mine) {
-            EngineEntry e = engines.get(p.engineId());
-            if (e != null && p.atMs() > e.loadAtMs()) {
-                engines.put(p.engineId(), e.plusWaiting(1));
-            }
-        }
-        return engines;
     }
 
     @Override

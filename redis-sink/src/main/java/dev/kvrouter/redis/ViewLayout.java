@@ -9,27 +9,45 @@ import java.nio.charset.StandardCharsets;
  * The routing view's keys in Redis (documented in redis-sink/README.md). Every key starts with a
  * configurable prefix, so several views (or tests) share one Redis without seeing each other.
  *
+ * <p>The keys a placement reads and writes besides the prompt's groups (meta, engine table, class
+ * policy, reservations) share the hash tag {@code {head}}: on Redis Cluster they sit in one slot, so
+ * the placement and its reservation are one atomic call on one primary.
+ *
  * <ul>
- *   <li>{@code <prefix>meta}: hash; {@code updated_ms} (the pipeline's last heartbeat: the view's
+ *   <li>{@code <prefix>{head}:meta}: hash; {@code updated_ms} (the pipeline's last heartbeat: the view's
  *       freshness), {@code watermark_ms}, {@code chunk_tokens}, {@code tag_depth},
  *       {@code busy_factor}, {@code confidence_floor}, {@code layout}. Short TTL, refreshed.</li>
- *   <li>{@code <prefix>engines}: hash, engine id → {@link EngineEntry} text. Short TTL, refreshed.</li>
+ *   <li>{@code <prefix>{head}:engines}: hash, engine id → {@link EngineEntry} text. Short TTL, refreshed.</li>
  *   <li>{@code <prefix>g:{<tag>}}: hash, one per chain group: 16-hex canonical block hash →
  *       the engines holding that block, {@code engine=stored_ms.epoch} (base 36), comma-separated.
  *       The tag is the block's hash at depth min(position, tag depth), so a chain's blocks past the
  *       tag depth share one key and one Redis Cluster slot.</li>
+ *   <li>{@code <prefix>{head}:res} and the keys under it: the balancers' reservations (kvrouter.lua).</li>
  * </ul>
  */
 public final class ViewLayout {
 
     /** Bumped on any incompatible change of keys or values; the Lua library checks it. */
-    public static final int LAYOUT_VERSION = 6;
+    public static final int LAYOUT_VERSION = 7;
     public static final String FUNCTION_LIBRARY = "kvrouter";
+    /** Places a request and records its reservation (FCALL). */
     public static final String PICK_FUNCTION = "kvr_pick";
+    /** The same answer without a reservation, read-only (FCALL_RO): for observers. */
+    public static final String PEEK_FUNCTION = "kvr_peek";
+    /** Places a request matched by the caller, in the head slot (Redis Cluster's second round trip). */
+    public static final String PLACE_FUNCTION = "kvr_place";
+    /** Releases reservations of requests that are done. */
+    public static final String DONE_FUNCTION = "kvr_done";
+    /** The hash tag of the keys one placement reads and writes besides the groups. */
+    static final String HEAD = "{head}:";
 
     private final String prefix;
 
     public ViewLayout(String prefix) {
+        if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+            throw new IllegalArgumentException("the view's key prefix may not contain braces (they make Redis Cluster hash tags), was '"
+                    + prefix + "'");
+        }
         this.prefix = prefix;
     }
 
@@ -38,11 +56,26 @@ public final class ViewLayout {
     }
 
     public String metaKey() {
-        return prefix + "meta";
+        return prefix + HEAD + "meta";
     }
 
     public String enginesKey() {
-        return prefix + "engines";
+        return prefix + HEAD + "engines";
+    }
+
+    /** The balancers' reservations: field request id, value {@code engine|at_ms|uncached tokens|client} (kvrouter.lua). */
+    public String reservationsKey() {
+        return prefix + HEAD + "res";
+    }
+
+    /** One engine's live reservations, request ids scored by when they were made. */
+    public String engineReservationsKey(String engineId) {
+        return reservationsKey() + ":engine:" + engineId;
+    }
+
+    /** One client's live reservations per engine: field engine, value count. */
+    public String clientReservationsKey(String clientId) {
+        return reservationsKey() + ":client:" + clientId;
     }
 
     /** Requests in flight per client: field client id, value {@code engine=count,…}. */
@@ -52,7 +85,7 @@ public final class ViewLayout {
 
     /** Affinity per prefix class: field class, value {@code on} or {@code off} (absent: on). */
     public String classesKey() {
-        return prefix + "classes";
+        return prefix + HEAD + "classes";
     }
 
     /** Latest per-class ratios: field {@code <class>/<tumbling|sliding>}. */

@@ -2,7 +2,7 @@
 
 -- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
-local LAYOUT = 6
+local LAYOUT = 7
 
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role
 local function parse_engine(v)
@@ -51,87 +51,58 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy, clients in flight
--- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), n, hash_1 ... hash_n
---       (16 hex digits each), and optionally the balancer's own recent picks, oldest first,
---       engine@epoch_ms[:uncached_prompt_tokens],... (an older caller leaves it out)
--- Returns: engine, matched blocks, reason, view age ms (-1 without a view), confidence (string),
---          expected outcome (HIT, TRANSFER, COLD), prompt tokens it saves recomputing, their price
---          in dollars (string), prefill milliseconds saved (string), decode engine ('' unless the
---          fleet has a DECODE pool), prefill-to-decode hand-off milliseconds on the TTFT path (string)
-local function pick(keys, args)
-  local max_age = tonumber(args[1])
-  local class = args[2]
-  local client = args[3]
-  local n = tonumber(args[4])
-  local first_hash = 5
-  local now = now_ms()
-  local meta = redis.call('HMGET', keys[1], 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
+-- Reservations: every placement kvr_pick (or kvr_place) makes is recorded with the decision, in the
+-- head slot beside the engine table, so the next pick of any balancer counts it before the engine
+-- reports the load (redis-sink/README.md, "Reservations"). With <res> the reservations key:
+--   <res>                 hash  request id -> engine|at_ms|uncached prompt tokens|client
+--   <res>:by-time         zset  request id, scored by at_ms: the order reservations expire in
+--   <res>:engine:<engine> zset  request id, scored by at_ms: what a load report at load_ms covers
+--   <res>:client:<client> hash  engine -> the client's live reservations there (the client cap)
+--   <res>:prefill         hash  engine -> queued_ms|at_ms: prefill placed there, drained in real time
+-- Every key expires reservation_ttl_ms after its last write: with no balancer left, nothing stays.
+local DEFAULT_RESERVATION_TTL_MS = 60000
+local DEFAULT_RESERVATION_CAP = 1024
+-- Expired reservations a placement sweeps at most (bounded work per pick; every pick sweeps).
+local SWEEP = 16
+
+-- Removes one reservation everywhere it is counted; 1 when there was one.
+local function release(res, request)
+  local v = redis.call('HGET', res, request)
+  if not v then return 0 end
+  local engine, client = string.match(v, '^([^|]*)|[^|]*|[^|]*|(.*)$')
+  redis.call('HDEL', res, request)
+  redis.call('ZREM', res .. ':by-time', request)
+  redis.call('ZREM', res .. ':engine:' .. engine, request)
+  if client and client ~= '' then
+    local key = res .. ':client:' .. client
+    if redis.call('HINCRBY', key, engine, -1) <= 0 then redis.call('HDEL', key, engine) end
+  end
+  return 1
+end
+
+-- What every placement reads from the head slot: the meta figures, the live engines with the
+-- reservations their load reports do not cover yet, the prefill queued on each, the class policy
+-- key and the client's live reservations. Nil without a view (no meta key).
+local function read_head(meta_key, engines_key, classes_key, res, client, now)
+  local meta = redis.call('HMGET', meta_key, 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
     'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input',
-    'uncached_prefill_weight')
-  if not meta[1] then
-    return {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0'}
-  end
-  local age = now - tonumber(meta[1])
-  local busy_factor = tonumber(meta[2]) or 2
-  local floor = tonumber(meta[3]) or 0.05
-  local horizon = -math.log(floor)
-  local client_cap = tonumber(meta[4]) or 1
-  local client_min = tonumber(meta[5]) or 1000000000
-  local chunk = tonumber(meta[6]) or 16
-  local kv_bytes = tonumber(meta[7])
-  local prefill_rate = tonumber(meta[8])
-  local fabric = tonumber(meta[9])
-  local price = tonumber(meta[10]) or 0
-  local miss_weight = tonumber(meta[11]) or 3
-
-  local with_decode -- the decode pool's part, defined once the engine table is read
-  -- The cost view: what the placement is expected to save. A hit skips the matched prefill; when the
-  -- request lands away from the best holder, moving that holder's KV pays if it is faster than
-  -- recomputing it (a transfer); else it is a cold start.
-  local function priced(result, best_depth)
-    local outcome, tokens, saved_ms = 'COLD', 0, 0
-    if result[2] > 0 then
-      outcome, tokens = 'HIT', result[2] * chunk
-      if prefill_rate then saved_ms = tokens / prefill_rate * 1000 end
-    elseif best_depth > 0 and kv_bytes and prefill_rate and fabric then
-      local t = best_depth * chunk
-      local transfer_ms = t * kv_bytes / fabric * 1000
-      local prefill_ms = t / prefill_rate * 1000
-      if transfer_ms < prefill_ms then
-        outcome, tokens, saved_ms = 'TRANSFER', t, prefill_ms - transfer_ms
-      end
-    end
-    result[6] = outcome
-    result[7] = tokens
-    result[8] = string.format('%.6f', tokens * price / 1000000)
-    result[9] = string.format('%.1f', saved_ms)
-    return with_decode(result)
-  end
-
-  -- The client's requests in flight per engine (kept by the job from decisions and outcomes).
-  local inflight, client_total = {}, 0
-  if client ~= '' then
-    local v = redis.call('HGET', keys[6], client)
-    if v then
-      for engine, count in string.gmatch(v, '([^,=]+)=(%d+)') do
-        inflight[engine] = tonumber(count)
-        client_total = client_total + tonumber(count)
-      end
-    end
-  end
-  -- One client's burst must not become one engine's point load: past the minimum, no engine may
-  -- take more than client_cap of the client's requests in flight (this one included).
-  local function over_client_cap(id)
-    if client == '' or client_total + 1 < client_min then return false end
-    return ((inflight[id] or 0) + 1) / (client_total + 1) > client_cap
-  end
+    'uncached_prefill_weight', 'reservation_ttl_ms', 'reservation_cap')
+  if not meta[1] then return nil end
+  local h = {
+    now = now, age = now - tonumber(meta[1]), busy_factor = tonumber(meta[2]) or 2, floor = tonumber(meta[3]) or 0.05,
+    client_cap = tonumber(meta[4]) or 1, client_min = tonumber(meta[5]) or 1000000000, chunk = tonumber(meta[6]) or 16,
+    kv_bytes = tonumber(meta[7]), prefill_rate = tonumber(meta[8]), fabric = tonumber(meta[9]),
+    price = tonumber(meta[10]) or 0, miss_weight = tonumber(meta[11]) or 3,
+    res_ttl = tonumber(meta[12]) or DEFAULT_RESERVATION_TTL_MS, res_cap = tonumber(meta[13]) or DEFAULT_RESERVATION_CAP,
+    classes = classes_key, res = res, client = client,
+  }
+  h.horizon = -math.log(h.floor)
 
   -- Prompts go to BOTH and PREFILL engines; a DECODE pool (disaggregated serving) only takes the
   -- hand-off, so it is kept apart, with its own mean.
   local engines, live, total_load = {}, 0, 0
   local decoders, decode_live, decode_load = {}, 0, 0
-  local flat = redis.call('HGETALL', keys[2])
+  local flat = redis.call('HGETALL', engines_key)
   for i = 1, #flat, 2 do
     local e = parse_engine(flat[i + 1])
     if e.status ~= 'DEAD' and e.status ~= 'RESTARTED' then
@@ -141,63 +112,151 @@ local function pick(keys, args)
         decode_live = decode_live + 1
         decode_load = decode_load + e.load
       else
+        -- Every placement made after the engine measured the load it last reported, by any
+        -- balancer, is one more request waiting there: the report does not show it yet.
+        e.load = e.load + redis.call('ZCOUNT', res .. ':engine:' .. flat[i], '(' .. e.load_ms, '+inf')
         engines[flat[i]] = e
         live = live + 1
         total_load = total_load + e.load
       end
     end
   end
-  -- The balancer's own picks that the engine table cannot show yet (made after the engine measured
-  -- the load it last reported) each add one request to that engine: between two load reports,
-  -- placements would otherwise all land on the same least-loaded engine. With their uncached
-  -- tokens and the prefill rate they also say how many ms of prefill each engine still has queued
-  -- from this balancer (each pick adds its tokens, the queue drains in real time).
-  local recent = args[first_hash + n]
-  local backlog, backlog_at, has_backlog = {}, {}, false
-  if recent and recent ~= '' then
-    for id, at, tokens in string.gmatch(recent, '([^,@]+)@(%d+):?(%d*)') do
-      at = tonumber(at)
-      local e = engines[id]
-      if e and at > e.load_ms then
-        e.load = e.load + 1
-        total_load = total_load + 1
+  h.engines, h.decoders = engines, decoders
+  h.mean = live > 0 and total_load / live or 0
+  h.decode_mean = decode_live > 0 and decode_load / decode_live or 0
+
+  -- The prefill every placement sent to an engine (its uncached tokens at the prefill rate), as a
+  -- queue that drains in real time: how long a new request there waits for its own prefill.
+  h.backlog, h.has_backlog = {}, false
+  if h.prefill_rate then
+    local q = redis.call('HGETALL', res .. ':prefill')
+    for i = 1, #q, 2 do
+      local queued, at = string.match(q[i + 1], '^([^|]+)|(%d+)$')
+      if queued then
+        h.backlog[q[i]] = math.max(0, tonumber(queued) - (now - tonumber(at)))
+        h.has_backlog = true
       end
-      if tokens ~= '' and prefill_rate then
-        local queued = math.max(0, (backlog[id] or 0) - (at - (backlog_at[id] or at)))
-        backlog[id] = queued + tonumber(tokens) / prefill_rate * 1000
-        backlog_at[id] = at
-        has_backlog = true
-      end
-    end
-    for id, at in pairs(backlog_at) do
-      backlog[id] = math.max(0, backlog[id] - (now - at))
     end
   end
-  local mean = live > 0 and total_load / live or 0
-  local decode_mean = decode_live > 0 and decode_load / decode_live or 0
+
+  -- The client's live reservations per engine, for the client cap.
+  h.inflight, h.client_total = {}, 0
+  if client ~= '' then
+    local c = redis.call('HGETALL', res .. ':client:' .. client)
+    for i = 1, #c, 2 do
+      local count = tonumber(c[i + 1]) or 0
+      if count > 0 then
+        h.inflight[c[i]] = count
+        h.client_total = h.client_total + count
+      end
+    end
+  end
+  return h
+end
+
+-- Records the placement as a reservation (request id '' records nothing) and keeps the
+-- reservations bounded: expired ones leave (at most SWEEP a call), each engine keeps res_cap.
+local function reserve(h, result, request, n)
+  local engine = result[1]
+  if request == '' or engine == '' then return end
+  local res, now, ttl = h.res, h.now, h.res_ttl
+  release(res, request) -- a request id sent again replaces its reservation instead of counting twice
+  local tokens = math.max(0, n - result[2]) * h.chunk
+  local by_engine = res .. ':engine:' .. engine
+  redis.call('HSET', res, request, engine .. '|' .. now .. '|' .. tokens .. '|' .. h.client)
+  redis.call('ZADD', res .. ':by-time', now, request)
+  redis.call('ZADD', by_engine, now, request)
+  if h.client ~= '' then
+    local key = res .. ':client:' .. h.client
+    redis.call('HINCRBY', key, engine, 1)
+    redis.call('PEXPIRE', key, ttl)
+  end
+  if h.prefill_rate then
+    local queued = (h.backlog[engine] or 0) + tokens / h.prefill_rate * 1000
+    redis.call('HSET', res .. ':prefill', engine, string.format('%.1f|%d', queued, now))
+    -- An engine whose queue drained long ago leaves the hash (engines come and go).
+    for id, left in pairs(h.backlog) do
+      if left == 0 and id ~= engine and not h.engines[id] then redis.call('HDEL', res .. ':prefill', id) end
+    end
+    redis.call('PEXPIRE', res .. ':prefill', ttl)
+  end
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', res .. ':by-time', '-inf', '(' .. (now - ttl), 'LIMIT', 0, SWEEP)) do
+    release(res, old)
+  end
+  local over = redis.call('ZCARD', by_engine) - h.res_cap
+  if over > 0 then
+    for _, old in ipairs(redis.call('ZRANGE', by_engine, 0, over - 1)) do release(res, old) end
+  end
+  redis.call('PEXPIRE', res, ttl)
+  redis.call('PEXPIRE', res .. ':by-time', ttl)
+  redis.call('PEXPIRE', by_engine, ttl)
+end
+
+-- The decision, given the head and the prompt's match: match() returns each holder's longest
+-- consecutive run of blocks from the first (depth) and its confidence; it is called only when the
+-- view is fresh enough, also for a class whose affinity is off (what affinity would have matched
+-- is the evidence that turns it back on).
+-- Returns: engine, matched blocks, reason, view age ms, confidence (string), expected outcome (HIT,
+--          TRANSFER, COLD), prompt tokens it saves recomputing, their price in dollars (string),
+--          prefill milliseconds saved (string), decode engine ('' unless the fleet has a DECODE
+--          pool), prefill-to-decode hand-off ms on the TTFT path (string), and the blocks the best
+--          holder matches whichever engine was chosen (what affinity would match).
+local function decide(h, n, class, max_age, match)
+  local engines, age, now = h.engines, h.age, h.now
 
   -- Disaggregated serving: the least loaded decode engine that is ready and not hot (else the least
   -- loaded), and the whole prompt's KV hand-off to it, on the TTFT path whatever the cache saved.
-  with_decode = function(result)
+  local function with_decode(result)
     local best, best_load, fallback, fallback_load = '', math.huge, '', math.huge
-    for id, e in pairs(decoders) do
+    for id, e in pairs(h.decoders) do
       if e.load < fallback_load or (e.load == fallback_load and id < fallback) then fallback, fallback_load = id, e.load end
-      local fit = e.status == 'READY' and not (decode_mean > 0 and e.load > busy_factor * decode_mean)
+      local fit = e.status == 'READY' and not (h.decode_mean > 0 and e.load > h.busy_factor * h.decode_mean)
       if fit and (e.load < best_load or (e.load == best_load and id < best)) then best, best_load = id, e.load end
     end
     if best == '' then best = fallback end
     local handoff_ms = 0
-    if best ~= '' and kv_bytes and fabric then handoff_ms = n * chunk * kv_bytes / fabric * 1000 end
+    if best ~= '' and h.kv_bytes and h.fabric then handoff_ms = n * h.chunk * h.kv_bytes / h.fabric * 1000 end
     result[10] = best
     result[11] = string.format('%.1f', handoff_ms)
     return result
+  end
+
+  -- The cost view: what the placement is expected to save. A hit skips the matched prefill; when the
+  -- request lands away from the best holder, moving that holder's KV pays if it is faster than
+  -- recomputing it (a transfer); else it is a cold start.
+  local function priced(result, best_depth)
+    local outcome, tokens, saved_ms = 'COLD', 0, 0
+    if result[2] > 0 then
+      outcome, tokens = 'HIT', result[2] * h.chunk
+      if h.prefill_rate then saved_ms = tokens / h.prefill_rate * 1000 end
+    elseif best_depth > 0 and h.kv_bytes and h.prefill_rate and h.fabric then
+      local t = best_depth * h.chunk
+      local transfer_ms = t * h.kv_bytes / h.fabric * 1000
+      local prefill_ms = t / h.prefill_rate * 1000
+      if transfer_ms < prefill_ms then
+        outcome, tokens, saved_ms = 'TRANSFER', t, prefill_ms - transfer_ms
+      end
+    end
+    result[6] = outcome
+    result[7] = tokens
+    result[8] = string.format('%.6f', tokens * h.price / 1000000)
+    result[9] = string.format('%.1f', saved_ms)
+    result[12] = best_depth
+    return with_decode(result)
+  end
+
+  -- One client's burst must not become one engine's point load: past the minimum, no engine may
+  -- take more than client_cap of the client's live reservations (this one included).
+  local function over_client_cap(id)
+    if h.client == '' or h.client_total + 1 < h.client_min then return false end
+    return ((h.inflight[id] or 0) + 1) / (h.client_total + 1) > h.client_cap
   end
 
   local function overloaded(id)
     local e = engines[id]
     -- A suspect engine (silent for a while) keeps its entries but gets no new affinity either.
     if e.status == 'BUSY' or e.status == 'DRAINING' or e.status == 'SUSPECT' then return 'SPILL_BUSY' end
-    if mean > 0 and e.load > busy_factor * mean then return 'SPILL_HOT' end
+    if h.mean > 0 and e.load > h.busy_factor * h.mean then return 'SPILL_HOT' end
     return nil
   end
 
@@ -226,28 +285,100 @@ local function pick(keys, args)
   if age > max_age or n == 0 then
     return priced({least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}, 0)
   end
-  -- A class whose affinity does not pay (the job turned it off) is placed on load alone.
-  if class ~= '' and redis.call('HGET', keys[5], class) == 'off' then
-    return priced({least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, 0)
+  local depth, conf = match()
+  local ranked = {}
+  local best_run = 0
+  for id, d in pairs(depth) do
+    ranked[#ranked + 1] = id
+    if d > best_run then best_run = d end
+  end
+  -- A class whose affinity does not pay (the job turned it off) is placed on load alone; the best
+  -- holder's match still goes back with the answer, so the job can see what affinity would earn.
+  if class ~= '' and redis.call('HGET', h.classes, class) == 'off' then
+    return priced({least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
+  end
+  if #ranked == 0 then
+    return priced({least_loaded(), 0, 'COLD', age, '0'}, 0)
   end
 
-  -- The longest consecutive run of blocks each engine holds, from the first block on.
+  -- Best holders: those matching within 10 % of the longest run are replicas of the same prefix
+  -- (confidence already left out the entries below the floor), and among them the least loaded
+  -- goes first, so a hot prefix spreads over its replicas by load; ties go to the more confident.
+  -- The rest follow by blocks times confidence, for REPLICA.
+  local function near_best(id) return depth[id] * 10 >= best_run * 9 end
+  table.sort(ranked, function(a, b)
+    local na, nb = near_best(a), near_best(b)
+    if na ~= nb then return na end
+    if na and engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+    local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
+    if sa ~= sb then return sa > sb end
+    return a < b
+  end)
+  local first = ranked[1]
+  local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
+  if not why and h.has_backlog then
+    -- The least delay: the prefill already placed on an engine (by every balancer), plus the
+    -- prefill of the prompt's blocks that engine lacks weighted by uncached_prefill_weight (3: for
+    -- this request's first token, for the requests queued behind its prefill there, and for the
+    -- cache room a second copy of another engine's blocks takes). Ties: the longer run, the lower
+    -- load, the id. Another engine wins only with strictly less delay than the best holder.
+    local function delay(id)
+      return (h.backlog[id] or 0) + h.miss_weight * (n - (depth[id] or 0)) * h.chunk / h.prefill_rate * 1000
+    end
+    local function sooner(a, b)
+      local ta, tb = delay(a), delay(b)
+      if ta ~= tb then return ta < tb end
+      local da, db = depth[a] or 0, depth[b] or 0
+      if da ~= db then return da > db end
+      if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+      return a < b
+    end
+    local best
+    for id in pairs(engines) do
+      if not overloaded(id) and not over_client_cap(id) and (not best or sooner(id, best)) then best = id end
+    end
+    if best and delay(best) < delay(first) then
+      local d = depth[best] or 0
+      if d > 0 then
+        return priced({best, d, 'REPLICA', age, string.format('%.4f', conf[best])}, best_run)
+      end
+      return priced({best, 0, 'SPILL_BUSY', age, '0'}, best_run)
+    end
+  end
+  if not why then
+    return priced({first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}, best_run)
+  end
+  for i = 2, #ranked do
+    local id = ranked[i]
+    if not overloaded(id) and not over_client_cap(id) then
+      return priced({id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}, best_run)
+    end
+  end
+  return priced({least_loaded(), 0, why, age, '0'}, best_run)
+end
+
+local NO_VIEW = {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0', 0}
+
+-- The longest consecutive run of the prompt's blocks each engine holds, from the first block on,
+-- read from the view's groups.
+local function match_in_view(h, group1, group_rest, hashes)
+  local n = #hashes
+  local engines, now = h.engines, h.now
   local function valid(id, entry)
     local e = engines[id]
     if not e or entry.epoch ~= e.epoch then return nil end
     local c = math.exp(-(now - entry.stored) / e.tau)
     if e.unsynced then c = c * 0.5 end
-    if c < floor or (now - entry.stored) / e.tau > horizon then return nil end
+    if c < h.floor or (now - entry.stored) / e.tau > h.horizon then return nil end
     return c
   end
-
   local depth, conf = {}, {}
-  for id, entry in pairs(holders(redis.call('HGET', keys[3], args[first_hash]))) do
+  for id, entry in pairs(holders(redis.call('HGET', group1, hashes[1]))) do
     local c = valid(id, entry)
     if c then depth[id] = 1; conf[id] = c end
   end
   if n > 1 and next(depth) ~= nil then
-    local rest = redis.call('HMGET', keys[4], unpack(args, first_hash + 1, first_hash + n - 1))
+    local rest = redis.call('HMGET', group_rest, unpack(hashes, 2, n))
     -- Past the first block only the engines still in the run matter: look each up in the field
     -- instead of parsing every holder (a long prompt has hundreds of blocks).
     for i = 2, n do
@@ -265,73 +396,57 @@ local function pick(keys, args)
       if not advanced then break end
     end
   end
-
-  -- Best holders: those matching within 10 % of the longest run are replicas of the same prefix
-  -- (confidence already left out the entries below the floor), and among them the least loaded
-  -- goes first, so a hot prefix spreads over its replicas by load; ties go to the more confident.
-  -- The rest follow by blocks times confidence, for REPLICA.
-  local ranked = {}
-  local best_run = 0
-  for id, d in pairs(depth) do
-    ranked[#ranked + 1] = id
-    if d > best_run then best_run = d end
-  end
-  if #ranked == 0 then
-    return priced({least_loaded(), 0, 'COLD', age, '0'}, 0)
-  end
-  local function near_best(id) return depth[id] * 10 >= best_run * 9 end
-  table.sort(ranked, function(a, b)
-    local na, nb = near_best(a), near_best(b)
-    if na ~= nb then return na end
-    if na and engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
-    local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
-    if sa ~= sb then return sa > sb end
-    return a < b
-  end)
-  local first = ranked[1]
-  local best_depth = 0
-  for _, id in ipairs(ranked) do
-    if depth[id] > best_depth then best_depth = depth[id] end
-  end
-  local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
-  if not why and has_backlog then
-    -- The least delay: the prefill this balancer still has queued on an engine, plus the prefill
-    -- of the prompt's blocks that engine lacks weighted by uncached_prefill_weight (3: for this
-    -- request's first token, for the requests queued behind its prefill there, and for the cache
-    -- room a second copy of another engine's blocks takes). Ties: the longer run, the lower load,
-    -- the id. Another engine wins only with strictly less delay than the best holder.
-    local function delay(id) return (backlog[id] or 0) + miss_weight * (n - (depth[id] or 0)) * chunk / prefill_rate * 1000 end
-    local function sooner(a, b)
-      local ta, tb = delay(a), delay(b)
-      if ta ~= tb then return ta < tb end
-      local da, db = depth[a] or 0, depth[b] or 0
-      if da ~= db then return da > db end
-      if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
-      return a < b
-    end
-    local best
-    for id in pairs(engines) do
-      if not overloaded(id) and not over_client_cap(id) and (not best or sooner(id, best)) then best = id end
-    end
-    if best and delay(best) < delay(first) then
-      local d = depth[best] or 0
-      if d > 0 then
-        return priced({best, d, 'REPLICA', age, string.format('%.4f', conf[best])}, best_depth)
-      end
-      return priced({best, 0, 'SPILL_BUSY', age, '0'}, best_depth)
-    end
-  end
-  if not why then
-    return priced({first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}, best_depth)
-  end
-  for i = 2, #ranked do
-    local id = ranked[i]
-    if not overloaded(id) and not over_client_cap(id) then
-      return priced({id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}, best_depth)
-    end
-  end
-  return priced({least_loaded(), 0, why, age, '0'}, best_depth)
+  return depth, conf
 end
 
-redis.register_function{function_name = 'kvr_pick', callback = pick, flags = {'no-writes'}}
+-- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy, reservations
+-- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), request id ('' to
+--       reserve nothing), n, hash_1 ... hash_n (16 hex digits each)
+-- Returns: see decide.
+local function pick_with(keys, args, reserving)
+  local n = tonumber(args[5])
+  local now = now_ms()
+  local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now)
+  if not h then return NO_VIEW end
+  local result = decide(h, n, args[2], tonumber(args[1]), function()
+    return match_in_view(h, keys[3], keys[4], {unpack(args, 6, 5 + n)})
+  end)
+  if reserving then reserve(h, result, args[4], n) end
+  return result
+end
+
+-- Redis Cluster: the balancer matched the prompt against the groups itself (they sit in other
+-- slots) and places it here, in the head slot, in a second round trip.
+-- KEYS: meta, engines, class policy, reservations
+-- ARGV: max_view_age_ms, prefix class, client id, request id ('' to reserve nothing), n,
+--       the holders' runs: engine=depth:confidence,... ('' for none)
+local function place(keys, args)
+  local n = tonumber(args[5])
+  local now = now_ms()
+  local h = read_head(keys[1], keys[2], keys[3], keys[4], args[3], now)
+  if not h then return NO_VIEW end
+  local result = decide(h, n, args[2], tonumber(args[1]), function()
+    local depth, conf = {}, {}
+    for id, d, c in string.gmatch(args[6] or '', '([^,=]+)=(%d+):([%d.eE+-]+)') do
+      if h.engines[id] then depth[id] = tonumber(d); conf[id] = tonumber(c) end
+    end
+    return depth, conf
+  end)
+  reserve(h, result, args[4], n)
+  return result
+end
+
+-- KEYS: reservations; ARGV: request ids. The requests are done (or were never sent): their
+-- reservations leave. Returns how many there were.
+local function done(keys, args)
+  local released = 0
+  for i = 1, #args do released = released + release(keys[1], args[i]) end
+  return released
+end
+
+redis.register_function{function_name = 'kvr_pick', callback = function(keys, args) return pick_with(keys, args, true) end}
+redis.register_function{function_name = 'kvr_peek', callback = function(keys, args) return pick_with(keys, args, false) end,
+  flags = {'no-writes'}}
+redis.register_function{function_name = 'kvr_place', callback = place}
+redis.register_function{function_name = 'kvr_done', callback = done}
 redis.register_function{function_name = 'kvr_layout', callback = function() return LAYOUT end, flags = {'no-writes'}}

@@ -92,7 +92,8 @@ class PickFunctionITCase {
         hold(3, "e1", "e2");
         hold(4, "e2", "e3"); // e3 misses block 3: its run ends at 2
         Pick p = pick(router, chain);
-        assertThat(p).isEqualTo(new Pick("e2", 4, "AFFINITY", p.viewAgeMs(), p.confidence(), Source.VIEW, p.saving()));
+        assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason, Pick::source, Pick::bestHolderBlocks)
+                .containsExactly("e2", 4, "AFFINITY", Source.VIEW, 4);
         assertThat(p.saving().outcome()).isEqualTo("HIT");
         assertThat(p.viewAgeMs()).isBetween(0L, 5_000L);
         assertThat(p.confidence()).isGreaterThan(0.9);
@@ -215,12 +216,12 @@ class PickFunctionITCase {
     }
 
     @Test
-    void aClassWhoseAffinityIsOffIsPlacedOnLoadAlone() {
+    void aClassWhoseAffinityIsOffIsPlacedOnLoadAloneAndStillSaysWhatAffinityWouldMatch() {
         hold(1, "e1");
         hold(2, "e1");
         redis.hset(layout.classesKey(), Map.of("batch", "off", "chat", "on"));
-        assertThat(pick(router, chain, "batch")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .containsExactly("e3", 0, "NO_AFFINITY_CLASS");
+        assertThat(pick(router, chain, "batch")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason, Pick::bestHolderBlocks)
+                .containsExactly("e3", 0, "NO_AFFINITY_CLASS", 2);
         assertThat(pick(router, chain, "chat")).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
         assertThat(pick(router, chain, "never-seen")).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
@@ -232,17 +233,94 @@ class PickFunctionITCase {
         hold(1, "e1", "e2");
         hold(2, "e1", "e2");
         hold(3, "e1");
-        redis.hset(layout.clientsKey(), Map.of("burst", "e1=4", "calm", "e1=1"));
+        redis.hset(layout.clientReservationsKey("burst"), "e1", "4");
+        redis.hset(layout.clientReservationsKey("calm"), "e1", "1");
         // burst: 5 of 5 in flight on e1 would exceed half: the next holder takes it
         assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e2", 2, "REPLICA");
         // calm: 2 in flight is under the 4 from which the cap applies
         assertThat(pick(router, chain, null, "calm")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e1", 3, "AFFINITY");
-        redis.hset(layout.clientsKey(), "burst", "e1=3,e2=3");
+        redis.hset(layout.clientReservationsKey("burst"), Map.of("e1", "3", "e2", "3"));
         // 4 of 7 on e1 and 4 of 7 on e2 both exceed half: the least-loaded engine under the cap
         assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::reason)
                 .containsExactly("e3", "SPILL_CLIENT_CAP");
+    }
+
+    @Test
+    void twoBalancersSeeEachOthersReservationsOnTheirNextPick(StackAddresses stack) {
+        // No holder: load alone. Reported loads e1 1, e2 2, e3 0.
+        try (KvRouterClient other = new KvRouterClient(options(stack.redisUrl()))) {
+            assertThat(pick(router, chain).engineId()).isEqualTo("e3");
+            assertThat(pick(other, chain).engineId()).as("e3 has this balancer's reservation: 1 + 1 against e1's 1").isEqualTo("e1");
+            assertThat(pick(router, chain).engineId()).as("and the other's on e1: e1 2, e2 2, e3 1").isEqualTo("e3");
+            assertThat(pick(other, chain).engineId()).isEqualTo("e1");
+            assertThat(pick(router, chain).engineId()).as("e1 3, e2 2, e3 2: the lower id of the two").isEqualTo("e2");
+        }
+    }
+
+    @Test
+    void aClientsBurstIsSpreadFromItsReservationsAloneWithNoJobRunning() {
+        // No job writes this view: only the balancers' reservations know the client's requests in flight.
+        redis.hset(layout.metaKey(), Map.of("client_cap", "0.5", "client_min_inflight", "4"));
+        hold(1, "e1");
+        hold(2, "e1");
+        engine("e1", "READY", 2, 1);
+        engine("e2", "READY", 2, 1);
+        engine("e3", "READY", 2, 1);
+        Map<String, Integer> placed = new java.util.TreeMap<>();
+        List<String> reasons = new java.util.ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            Pick p = pick(router, chain, null, "burst");
+            placed.merge(p.engineId(), 1, Integer::sum);
+            reasons.add(p.reason());
+        }
+        // Under the minimum the holder takes them (3 on e1); from the 4th on no engine may hold more
+        // than half of the client's reservations, this one included.
+        assertThat(reasons.subList(0, 3)).containsOnly("AFFINITY");
+        assertThat(reasons).contains("SPILL_CLIENT_CAP");
+        assertThat(placed.get("e1")).as("at most half of 12 on the holder").isLessThanOrEqualTo(6);
+        assertThat(placed).as("spread over the fleet").hasSize(3);
+        assertThat(redis.hgetall(layout.clientReservationsKey("burst"))).as("the client's live reservations per engine")
+                .isEqualTo(placed.entrySet().stream().collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toString())));
+    }
+
+    @Test
+    void aReservationLeavesTheLoadOnACoveringLoadReportAndEverythingOnDone() {
+        Pick first = pick(router, chain, null, "c1");
+        assertThat(first.engineId()).isEqualTo("e3");
+        assertThat(first.requestId()).isNotNull();
+        assertThat(redis.hget(layout.reservationsKey(), first.requestId())).startsWith("e3|").endsWith("|c1");
+        assertThat(pick(router, chain).engineId()).as("e3 counts the reservation: 1, against e1's 1 (id)").isEqualTo("e1");
+
+        // e3 reports after the pick, with the request in its queue: the report covers it.
+        long later = System.currentTimeMillis() + 1;
+        redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", 0, 0, 500, TAU, 1, false, later).encode());
+        assertThat(pick(router, chain).engineId()).as("e3's own figure (0) is the whole load now; e1 has a reservation")
+                .isEqualTo("e3");
+        assertThat(redis.hget(layout.clientReservationsKey("c1"), "e3")).as("covered load still counts for the client cap")
+                .isEqualTo("1");
+
+        assertThat(router.done(first.requestId())).isTrue();
+        assertThat(redis.hget(layout.reservationsKey(), first.requestId())).isNull();
+        assertThat(redis.exists(layout.clientReservationsKey("c1"))).isZero();
+        assertThat(redis.zscore(layout.engineReservationsKey("e3"), first.requestId())).isNull();
+        assertThat(router.done(first.requestId())).as("done twice releases once").isFalse();
+    }
+
+    @Test
+    void aReservationNeverReportedDoneExpiresAndEveryKeyHasATtl() throws InterruptedException {
+        redis.hset(layout.metaKey(), "reservation_ttl_ms", "1000");
+        Pick forgotten = pick(router, chain, null, "c1");
+        assertThat(redis.pttl(layout.reservationsKey())).isBetween(1L, 1000L);
+        assertThat(redis.pttl(layout.engineReservationsKey(forgotten.engineId()))).isBetween(1L, 1000L);
+        assertThat(redis.pttl(layout.clientReservationsKey("c1"))).isBetween(1L, 1000L);
+        Thread.sleep(1_100);
+        engine("e3", "READY", 0, 1); // the engine table as before, loads reported long ago
+        Pick next = pick(router, chain, null, "c2"); // every placement sweeps what expired
+        assertThat(redis.hget(layout.reservationsKey(), forgotten.requestId())).isNull();
+        assertThat(redis.hgetall(layout.clientReservationsKey("c1"))).isEmpty();
+        assertThat(next.engineId()).as("the expired reservation no longer counts on e3").isEqualTo("e3");
     }
 
     @Test

@@ -80,7 +80,8 @@ public final class Fleet implements FleetView {
             sink.decision(RoutingDecision.newBuilder().setRequestId(requestId).setClientId(request.clientId())
                     .setPrefixClass(request.requestClass()).setModel(engine.config().model()).setEngineId(engine.id())
                     .setPredictedCachedBlocks(route.predictedBlocks()).setReason(route.reason())
-                    .setTsMs(wallOriginMs + (long) clock.nowMs()).setPromptBlockHashes(hashes).build());
+                    .setTsMs(wallOriginMs + (long) clock.nowMs()).setPromptBlockHashes(hashes)
+                    .setBestHolderBlocks(route.bestHolderBlocks()).build());
         }
         metrics.arrived(p, route.engine());
         pending++;

@@ -81,6 +81,11 @@ public final class FleetOptions {
     @Option(names = "--redis-url", description = "Redis holding the routing view, for the 'view' policy (default: $REDIS_URL).")
     String redisUrl;
 
+    @Option(names = "--balancers", defaultValue = "1",
+            description = "Independent balancers for the 'view' policy, each its own client and connection, requests dealt among "
+                    + "them by request id; they share only what is in Redis (default: ${DEFAULT-VALUE}).")
+    int balancers;
+
     @Option(names = "--view-key-prefix", defaultValue = "kvr:", description = "Key prefix of the routing view, for the 'view' policy (default: ${DEFAULT-VALUE}).")
     String viewKeyPrefix;
 
@@ -100,6 +105,9 @@ public final class FleetOptions {
                 throw new IllegalArgumentException("the 'view' policy routes from the live pipeline: add --publish view and --speed S "
                         + "(e.g. 1), with the routing-view job running against the same topics and Redis ('./kvr job run')");
             }
+        }
+        if (balancers < 1 || balancers > 64) {
+            throw new IllegalArgumentException("--balancers must be between 1 and 64, was " + balancers);
         }
         if (publish != null && !policies.contains(publish)) {
             throw new IllegalArgumentException("--publish " + publish + " is not among --policies " + policies);
@@ -124,13 +132,14 @@ public final class FleetOptions {
                 if (p.equals("view")) {
                     KvRouterClient.Options view = KvRouterClient.Options.defaults(required(redisUrl, "REDIS_URL", "--redis-url"))
                             .withKeyPrefix(viewKeyPrefix);
-                    specs.add(new SimRunner.FleetSpec(() -> ViewPolicy.connect(view), sink));
+                    specs.add(new SimRunner.FleetSpec(() -> ViewPolicy.connect(view, balancers), sink));
                 } else {
                     specs.add(new SimRunner.FleetSpec(Policies.factory(p, ps), sink));
                 }
             }
             err.println("kvr " + command + ": " + workload.name() + ", " + engines + " engines × " + policies.size() + " policies"
-                    + (publish == null ? "" : ", publishing " + publish + " to Kafka") + (speed > 0 ? ", paced ×" + speed : ""));
+                    + (publish == null ? "" : ", publishing " + publish + " to Kafka")
+                    + (policies.contains("view") ? ", " + balancers + (balancers == 1 ? " balancer" : " balancers") + " on the view" : "") + (speed > 0 ? ", paced ×" + speed : ""));
             SimRunner.Result result = new SimRunner(settings, err).run(workload, specs, expectedRequests);
             printSummary(result, bound, out);
             out.flush();

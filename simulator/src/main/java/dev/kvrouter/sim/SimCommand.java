@@ -13,14 +13,15 @@ import picocli.CommandLine.Spec;
         description = {"Simulate an engine fleet under a synthetic workload and compare balancer policies on the same request stream "
                 + "(each policy drives its own copy of the fleet, all on one virtual clock). Writes report.md and PNG charts.", "",
                 "Workloads: system-prompt (apps with standing system prompts, Zipf popularity, unique user suffixes), chat (multi-turn "
-                        + "sessions), one-shot (unique batch prompts), burst (one client, one prompt, many requests in seconds), mixed (all four).",
+                        + "sessions), one-shot (unique batch prompts), burst (one client, one prompt, many requests in seconds), long-context (multi-turn sessions on 8k-32k-token "
+                        + "prompts, each with a document of its own), mixed (the first four).",
                 ""})
 public final class SimCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--workload", defaultValue = "mixed", description = "mixed, system-prompt, chat, one-shot or burst (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--workload", defaultValue = "mixed", description = "mixed, system-prompt, chat, one-shot, burst or long-context (default: ${DEFAULT-VALUE}).")
     String workload;
 
     @Option(names = "--duration", defaultValue = "10m", description = "Arrivals span this much virtual time, e.g. 600s, 10m (default: ${DEFAULT-VALUE}).")
@@ -39,14 +40,7 @@ public final class SimCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         double seconds = FleetOptions.seconds(duration);
-        SyntheticWorkload.Settings d = SyntheticWorkload.Settings.defaults(seconds, seed);
-        SyntheticWorkload.Settings s = new SyntheticWorkload.Settings(d.durationS(), d.seed(),
-                d.systemPromptRps() * rateScale, d.apps(), d.zipfExponent(), d.systemPromptTokensMin(), d.systemPromptTokensMax(),
-                d.userSuffixTokensMin(), d.userSuffixTokensMax(), d.users(),
-                d.chatSessionsPerS() * rateScale, d.turnsMin(), d.turnsMax(), d.thinkTimeMeanS(), d.chatTurnTokensMin(), d.chatTurnTokensMax(),
-                d.oneShotRps() * rateScale, d.oneShotTokensMin(), d.oneShotTokensMax(),
-                d.burstAtFraction(), (int) Math.round(d.burstRequests() * rateScale), d.burstSpanS(), d.burstPromptTokens(),
-                d.outputTokensMin(), d.outputTokensMax());
+        SyntheticWorkload.Settings s = SyntheticWorkload.Settings.defaults(seconds, seed).scaled(rateScale);
         SyntheticWorkload w = new SyntheticWorkload(workload, s);
         long n = w.generate().size();
         fleet.run("sim", w, n, seconds, null, FleetOptions.commandLine("sim", spec.commandLine().getParseResult().originalArgs()),

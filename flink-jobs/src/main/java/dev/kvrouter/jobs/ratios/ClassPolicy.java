@@ -16,10 +16,11 @@ import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Affinity on or off per prefix class, from each tumbling window's hit rate with hysteresis
+ * Affinity on or off per prefix class, from each tumbling window with hysteresis
  * ({@link AffinitySwitch}), published to the view's {@code classes} hash for {@code kvr_pick}. A
- * class that pays no longer (the one-shot class) stops paying for affinity; it gets it back when
- * its hit rate recovers.
+ * class that pays no longer (the one-shot class) stops paying for affinity; while it is off, every
+ * pick still reports what the best holder matched, and the class gets affinity back as soon as that
+ * shows its prefixes are reused (the evidence is never starved by the switch itself).
  */
 public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios, ViewWrite> {
 
@@ -48,12 +49,15 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
             return;
         }
         boolean before = on.value() == null || on.value();
-        boolean after = affinity.next(before, r.getAffinityHits(), r.getRequests());
+        AffinitySwitch.Window w = new AffinitySwitch.Window(r.getRequests(), r.getAffinityHits(), r.getWouldMatch(), r.getWouldMatchKnown());
+        boolean after = affinity.next(before, w);
         on.update(after);
-        double rate = r.getRequests() == 0 ? 0 : (double) r.getAffinityHits() / r.getRequests();
+        double rate = affinity.evidence(before, w);
+        String why = before ? String.format(java.util.Locale.ROOT, "hit rate %.1f %%", 100 * rate)
+                : String.format(java.util.Locale.ROOT, "best holder matched %.1f %% of its requests", 100 * rate);
         ctx.output(AFFINITY, AlertObservation.of("AFFINITY_NOT_PAYING", r.getPrefixClass(), rate, affinity.offBelow(), !after,
-                "class " + r.getPrefixClass() + (after ? " pays for affinity again" : " gains too little from affinity (hit rate "
-                        + String.format(java.util.Locale.ROOT, "%.1f %%", 100 * rate) + "): affinity off"), r.getWindowEndMs()));
+                "class " + r.getPrefixClass() + (after ? " pays for affinity (" + why + ")" : " gains too little from affinity ("
+                        + why + "): affinity off"), r.getWindowEndMs()));
         // Written every window, not only on change: the hash's TTL is refreshed with the view's.
         out.collect(ViewWrite.classPolicy(r.getPrefixClass(), after ? "on" : "off", r.getWindowEndMs()));
     }

@@ -50,6 +50,12 @@ public final class ClassRatiosAggregate implements AggregateFunction<JoinedReque
                 a.stale++;
             }
         }
+        if (r.bestHolderBlocks != null) {
+            a.wouldMatchKnown++;
+            if (r.bestHolderBlocks > 0) {
+                a.wouldMatch++;
+            }
+        }
         a.perEngine.merge(r.engineId, 1L, Long::sum);
         a.ttft.add(r.ttftMs);
         return a;
@@ -76,6 +82,8 @@ public final class ClassRatiosAggregate implements AggregateFunction<JoinedReque
                 .setTtftP99Ms(a.requests == 0 ? null : a.ttft.quantileMs(0.99))
                 .setUnmatchedDecisions(a.unmatchedDecisions)
                 .setUnmatchedOutcomes(a.unmatchedOutcomes)
+                .setWouldMatch(a.wouldMatch)
+                .setWouldMatchKnown(a.wouldMatchKnown)
                 .build();
     }
 
@@ -89,6 +97,8 @@ public final class ClassRatiosAggregate implements AggregateFunction<JoinedReque
         a.transfers += b.transfers;
         a.unmatchedDecisions += b.unmatchedDecisions;
         a.unmatchedOutcomes += b.unmatchedOutcomes;
+        a.wouldMatch += b.wouldMatch;
+        a.wouldMatchKnown += b.wouldMatchKnown;
         b.perEngine.forEach((e, n) -> a.perEngine.merge(e, n, Long::sum));
         a.ttft.merge(b.ttft);
         return a;

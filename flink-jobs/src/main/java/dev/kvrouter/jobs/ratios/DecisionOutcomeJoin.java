@@ -122,6 +122,7 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
         j.decidedEngine = d.getEngineId();
         j.reason = d.getReason().name();
         j.predictedCachedBlocks = d.getPredictedCachedBlocks();
+        j.bestHolderBlocks = d.getBestHolderBlocks();
         j.rootBlock = d.getPromptBlockHashes().isEmpty() ? 0 : d.getPromptBlockHashes().get(0);
         j.promptBlocks = blocks(d);
         j.promptTokens = o.getPromptTokens();

@@ -11,6 +11,8 @@ public class JoinedRequest implements Cloneable {
     public String decidedEngine;
     public String reason;
     public int predictedCachedBlocks;
+    /** Blocks the view's best holder matched, whichever engine was chosen (what affinity would match); null when not said. */
+    public Integer bestHolderBlocks;
     /** The prompt's first canonical block, for popularity classes; 0 when the decision had none. */
     public long rootBlock;
     /** The decision's prompt blocks, for the hot-prefix table; dropped once the class is assigned. */

@@ -14,6 +14,9 @@ public class RatioAccumulator {
     public long transfers;
     public long unmatchedDecisions;
     public long unmatchedOutcomes;
+    /** Requests whose best holder matched a block (what affinity would hit), of those whose decision said (known). */
+    public long wouldMatch;
+    public long wouldMatchKnown;
     /** Requests per engine, for the load Gini; at most one entry per engine of the fleet. */
     public Map<String, Long> perEngine = new HashMap<>();
     public LatencyHistogram ttft = new LatencyHistogram();

@@ -129,13 +129,14 @@ public final class RoutingViewJob {
                         config.viewTtl().toMillis())
                 .withClientCap(config.clientCap(), config.clientMinInflight())
                 .withFlushInterval(config.viewFlushInterval().toMillis())
-                .withMeta(costFigures(config)));
+                .withMeta(metaFigures(config)));
     }
 
-    /** The cost model's figures for pick's cost view (redis-sink/README.md). */
-    static Map<String, String> costFigures(RoutingViewConfig config) {
+    /** The cost model's figures for pick's cost view and the reservations' life (redis-sink/README.md). */
+    static Map<String, String> metaFigures(RoutingViewConfig config) {
         var model = config.costModel();
         return Map.of(
+                "reservation_ttl_ms", Long.toString(config.reservationTtl().toMillis()),
                 "kv_bytes_per_token", Long.toString(model.kvBytes(1)),
                 "prefill_tokens_per_s", Double.toString(model.prefillTokensPerS()),
                 "fabric_bytes_per_s", Double.toString(model.fabricBytesPerS()),

@@ -49,6 +49,9 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Duration> VIEW_FLUSH_INTERVAL = ConfigOptions.key("view.flush-interval").durationType()
             .defaultValue(Duration.ofMillis(50)).withDescription("How often the Redis sink writes what changed (and the view's freshness "
                     + "stamp): the longest a change waits in the sink; shorter costs more, smaller Redis batches.");
+    public static final ConfigOption<Duration> RESERVATION_TTL = ConfigOptions.key("view.reservation-ttl").durationType()
+            .defaultValue(Duration.ofSeconds(60)).withDescription("The longest a balancer's reservation (a placement kvr_pick "
+                    + "recorded) counts against its client's cap when the request is never reported done; longer than most requests.");
 
     // --- the cost view (what pick expects a placement to save) ----------------------------------
 
@@ -118,7 +121,8 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Integer> RATIOS_HOT_AT = ConfigOptions.key("ratios.hot-at").intType()
             .defaultValue(50).withDescription("An unlabeled prefix seen this many times (guaranteed count) is in class 'hot'.");
     public static final ConfigOption<Integer> RATIOS_WARM_AT = ConfigOptions.key("ratios.warm-at").intType()
-            .defaultValue(3).withDescription("An unlabeled prefix seen this many times is 'warm'; fewer is 'one-shot'.");
+            .defaultValue(2).withDescription("An unlabeled prefix seen this many times is 'warm'; fewer is 'one-shot'. 2: a prefix "
+                    + "seen before is reuse (a conversation's second turn is warm).");
     public static final ConfigOption<Integer> RATIOS_SKETCH_CAPACITY = ConfigOptions.key("ratios.sketch-capacity").intType()
             .defaultValue(10_000).withDescription("Prefixes the popularity sketch tracks (bounded memory).");
 
@@ -139,7 +143,8 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Double> AFFINITY_OFF_BELOW = ConfigOptions.key("ratios.affinity-off-below").doubleType()
             .defaultValue(0.05).withDescription("A class whose windowed hit rate falls below this gets affinity off in pick.");
     public static final ConfigOption<Double> AFFINITY_ON_ABOVE = ConfigOptions.key("ratios.affinity-on-above").doubleType()
-            .defaultValue(0.15).withDescription("...and back on only once it climbs above this (hysteresis).");
+            .defaultValue(0.15).withDescription("...and back on once the share of its requests whose best holder matched a block (what "
+                    + "affinity would have hit, measured while it is off) climbs above this (hysteresis).");
     public static final ConfigOption<Integer> AFFINITY_MIN_REQUESTS = ConfigOptions.key("ratios.affinity-min-requests").intType()
             .defaultValue(20).withDescription("Windows with fewer requests of a class leave its affinity setting as it is.");
 

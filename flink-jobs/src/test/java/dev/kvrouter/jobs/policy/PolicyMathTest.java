@@ -69,15 +69,34 @@ class PolicyMathTest {
         assertThat(RequestOutcomes.classify(0, 0, 0, 16)).isEqualTo(new RequestOutcomes.Classified(Kind.COLD, false, false, 0));
     }
 
+    /** A window without the counterfactual (balancers that do not say what the best holder matched). */
+    private static AffinitySwitch.Window hits(long hits, long requests) {
+        return new AffinitySwitch.Window(requests, hits, 0, 0);
+    }
+
     @Test
     void affinitySwitchesWithHysteresis() {
         AffinitySwitch s = new AffinitySwitch(0.05, 0.15, 20);
-        assertThat(s.next(true, 2, 100)).as("2 % < 5 %: off").isFalse();
-        assertThat(s.next(false, 10, 100)).as("10 % is not above 15 %: stays off").isFalse();
-        assertThat(s.next(false, 16, 100)).as("16 % > 15 %: on").isTrue();
-        assertThat(s.next(true, 10, 100)).as("10 % >= 5 %: stays on").isTrue();
-        assertThat(s.next(true, 0, 19)).as("too few requests to judge").isTrue();
+        assertThat(s.next(true, hits(2, 100))).as("2 % < 5 %: off").isFalse();
+        assertThat(s.next(false, hits(10, 100))).as("10 % is not above 15 %: stays off").isFalse();
+        assertThat(s.next(false, hits(16, 100))).as("16 % > 15 %: on").isTrue();
+        assertThat(s.next(true, hits(10, 100))).as("10 % >= 5 %: stays on").isTrue();
+        assertThat(s.next(true, hits(0, 19))).as("too few requests to judge").isTrue();
         assertThatThrownBy(() -> new AffinitySwitch(0.2, 0.1, 1)).hasMessageContaining("offBelow < onAbove");
+    }
+
+    @Test
+    void offAffinityIsJudgedOnWhatTheBestHolderWouldHaveMatchedNotOnHitsPlacedByLoad() {
+        AffinitySwitch s = new AffinitySwitch(0.05, 0.15, 20);
+        // Placed on load alone, the class hits almost nothing; its best holders matched 40 %: reuse, back on.
+        assertThat(s.next(false, new AffinitySwitch.Window(100, 1, 40, 100))).isTrue();
+        assertThat(s.evidence(false, new AffinitySwitch.Window(100, 1, 40, 100))).isEqualTo(0.4);
+        // Truly one-shot: no holder ever matches; it stays off whatever luck the load placement had.
+        assertThat(s.next(false, new AffinitySwitch.Window(100, 30, 0, 100))).isFalse();
+        // While on, the real hits decide (the counterfactual does not keep a class on that does not hit).
+        assertThat(s.next(true, new AffinitySwitch.Window(100, 1, 90, 100))).isFalse();
+        assertThat(s.next(true, new AffinitySwitch.Window(100, 20, 0, 100))).isTrue();
+        assertThat(s.next(false, new AffinitySwitch.Window(100, 0, 19, 19))).as("too few said to judge: stays off").isFalse();
     }
 
     @Test

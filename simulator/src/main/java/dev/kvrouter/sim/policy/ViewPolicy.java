@@ -2,33 +2,62 @@ package dev.kvrouter.sim.policy;
 
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.events.RouteReason;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The project's own policy: the routing view in Redis, fed by the routing-view job from the
- * fleet's published events, asked through {@link KvRouterClient#pick(long[], String, String)}.
- * Needs the real pipeline in the loop: publish this fleet to Kafka, run the job, and pace the
- * clock to wall time. An engine id the fleet does not know (or none) falls back to least loaded.
+ * fleet's published events, asked through {@link KvRouterClient#pick(long[], String, String, String)}
+ * by one or more independent balancers, each with its own connection, with the requests dealt
+ * among them by request id. They share nothing but Redis: each pick reserves its engine there, and
+ * a finished request releases its reservation ({@link KvRouterClient#done}). Needs the real
+ * pipeline in the loop: publish this fleet to Kafka, run the job, and pace the clock to wall time.
+ * An engine id the fleet does not know (or none) falls back to least loaded.
  */
 public final class ViewPolicy implements Policy {
 
-    /** The one call the policy makes; {@code KvRouterClient::pick} in production, a fake in tests. */
-    @FunctionalInterface
-    public interface Picker {
-        KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId);
+    /** One balancer's two calls; {@link KvRouterClient} in production, a fake in tests. */
+    public interface Balancer extends AutoCloseable {
+        KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId, String requestId);
+
+        void done(String requestId);
+
+        @Override
+        default void close() {}
     }
 
-    private final Picker picker;
-    private final AutoCloseable resource;
+    private final List<Balancer> balancers;
 
-    public ViewPolicy(Picker picker, AutoCloseable resource) {
-        this.picker = picker;
-        this.resource = resource;
+    public ViewPolicy(List<Balancer> balancers) {
+        if (balancers.isEmpty()) {
+            throw new IllegalArgumentException("the view policy needs at least one balancer");
+        }
+        this.balancers = List.copyOf(balancers);
     }
 
-    /** A policy on a live view: a {@link KvRouterClient} with these options, closed with the policy. */
-    public static ViewPolicy connect(KvRouterClient.Options options) {
-        KvRouterClient client = new KvRouterClient(options);
-        return new ViewPolicy(client::pick, client);
+    /** {@code count} balancers on a live view, each a {@link KvRouterClient} with these options, closed with the policy. */
+    public static ViewPolicy connect(KvRouterClient.Options options, int count) {
+        List<Balancer> clients = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            KvRouterClient client = new KvRouterClient(options);
+            clients.add(new Balancer() {
+                @Override
+                public KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId, String requestId) {
+                    return client.pick(chain, prefixClass, clientId, requestId);
+                }
+
+                @Override
+                public void done(String requestId) {
+                    client.done(requestId);
+                }
+
+                @Override
+                public void close() {
+                    client.close();
+                }
+            });
+        }
+        return new ViewPolicy(clients);
     }
 
     @Override
@@ -36,14 +65,25 @@ public final class ViewPolicy implements Policy {
         return "view";
     }
 
+    /** The balancer a request is dealt to: by its id, so the one that placed it also reports it done. */
+    private Balancer balancerOf(String requestId) {
+        return balancers.get(Math.floorMod(requestId.hashCode(), balancers.size()));
+    }
+
     @Override
     public Route route(PolicyRequest request, FleetView fleet) {
-        KvRouterClient.Pick pick = picker.pick(request.chain(), request.requestClass(), request.clientId());
+        KvRouterClient.Pick pick = balancerOf(request.requestId())
+                .pick(request.chain(), request.requestClass(), request.clientId(), request.requestId());
         int engine = pick.engineId() == null || pick.engineId().isEmpty() ? -1 : fleet.indexOf(pick.engineId());
         if (engine < 0 || !fleet.alive(engine)) {
-            return new Route(Loads.leastLoaded(fleet), 0, RouteReason.FALLBACK_LOAD_ONLY);
+            return new Route(Loads.leastLoaded(fleet), 0, RouteReason.FALLBACK_LOAD_ONLY, pick.bestHolderBlocks());
         }
-        return new Route(engine, Math.max(0, pick.matchedBlocks()), reason(pick.reason()));
+        return new Route(engine, Math.max(0, pick.matchedBlocks()), reason(pick.reason()), pick.bestHolderBlocks());
+    }
+
+    @Override
+    public void finished(PolicyRequest request, int engine) {
+        balancerOf(request.requestId()).done(request.requestId());
     }
 
     static RouteReason reason(String reason) {
@@ -59,10 +99,16 @@ public final class ViewPolicy implements Policy {
 
     @Override
     public void close() {
-        try {
-            resource.close();
-        } catch (Exception e) {
-            throw new IllegalStateException("closing the view client failed", e);
+        RuntimeException failed = null;
+        for (Balancer b : balancers) {
+            try {
+                b.close();
+            } catch (Exception e) {
+                failed = failed != null ? failed : new IllegalStateException("closing a view client failed", e);
+            }
+        }
+        if (failed != null) {
+            throw failed;
         }
     }
 }

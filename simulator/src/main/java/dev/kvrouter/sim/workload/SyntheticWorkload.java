@@ -15,13 +15,16 @@ import java.util.SplittableRandom;
  * <li>{@code chat}: multi-turn sessions, each turn the previous prompt + the reply + a new user
  *     message (client: the session);</li>
  * <li>{@code one-shot}: unique batch prompts, nothing shared (client: one of a few batch jobs);</li>
- * <li>{@code burst}: one client sends many requests on one prompt within seconds.</li>
+ * <li>{@code burst}: one client sends many requests on one prompt within seconds;</li>
+ * <li>{@code long-context}: thousands of multi-turn sessions on long documents (8k–32k-token prompts),
+ *     each opening on a context of its own, so almost every first block is distinct and the only
+ *     reuse is a session's next turn (client: the session).</li>
  * </ul>
- * {@code mixed} runs all four together.
+ * {@code mixed} runs the first four together.
  */
 public final class SyntheticWorkload implements Workload {
 
-    public static final List<String> KINDS = List.of("mixed", "system-prompt", "chat", "one-shot", "burst");
+    public static final List<String> KINDS = List.of("mixed", "system-prompt", "chat", "one-shot", "burst", "long-context");
 
     /** Rates and shapes; the defaults suit 8 engines of {@code EngineConfig.defaults()} at moderate load. */
     public record Settings(double durationS, long seed,
@@ -30,7 +33,8 @@ public final class SyntheticWorkload implements Workload {
                            double chatSessionsPerS, int turnsMin, int turnsMax, double thinkTimeMeanS, int chatTurnTokensMin, int chatTurnTokensMax,
                            double oneShotRps, int oneShotTokensMin, int oneShotTokensMax,
                            double burstAtFraction, int burstRequests, double burstSpanS, int burstPromptTokens,
-                           int outputTokensMin, int outputTokensMax) {
+                           int outputTokensMin, int outputTokensMax,
+                           double longContextSessionsPerS, int longContextTokensMin, int longContextTokensMax, int longContextMaxTokens) {
 
         public static Settings defaults(double durationS, long seed) {
             return new Settings(durationS, seed,
@@ -38,7 +42,17 @@ public final class SyntheticWorkload implements Workload {
                     0.4, 2, 10, 20, 100, 600,
                     1.5, 500, 4_000,
                     0.5, 300, 10, 2_500,
-                    50, 400);
+                    50, 400,
+                    2.5, 8_000, 16_000, 32_000);
+        }
+
+        /** These settings with every arrival rate (and the burst's size) multiplied by {@code scale}. */
+        public Settings scaled(double scale) {
+            return new Settings(durationS, seed, systemPromptRps * scale, apps, zipfExponent, systemPromptTokensMin,
+                    systemPromptTokensMax, userSuffixTokensMin, userSuffixTokensMax, users, chatSessionsPerS * scale, turnsMin, turnsMax,
+                    thinkTimeMeanS, chatTurnTokensMin, chatTurnTokensMax, oneShotRps * scale, oneShotTokensMin, oneShotTokensMax,
+                    burstAtFraction, (int) Math.round(burstRequests * scale), burstSpanS, burstPromptTokens, outputTokensMin,
+                    outputTokensMax, longContextSessionsPerS * scale, longContextTokensMin, longContextTokensMax, longContextMaxTokens);
         }
     }
 
@@ -78,6 +92,9 @@ public final class SyntheticWorkload implements Workload {
         }
         if (mixed || kind.equals("burst")) {
             burst(all);
+        }
+        if (kind.equals("long-context")) {
+            longContext(all);
         }
         all.sort(Comparator.comparingDouble(SimRequest::arrivalMs));
         List<SimRequest> numbered = new ArrayList<>(all.size());
@@ -143,6 +160,28 @@ public final class SyntheticWorkload implements Workload {
             }
             Prompt p = Prompt.of(new Prompt.Segment(seed(6, n), between(rnd, s.oneShotTokensMin(), s.oneShotTokensMax())));
             out.add(new SimRequest(0, t, "one-shot", "batch-" + (n % 4), p, output(rnd)));
+        }
+    }
+
+    private void longContext(List<SimRequest> out) {
+        SplittableRandom rnd = new SplittableRandom(s.seed() * 31 + 5);
+        double start = 0;
+        for (long session = 0; ; session++) {
+            start += exponential(rnd, 1000 / s.longContextSessionsPerS());
+            if (start >= endMs()) {
+                return;
+            }
+            int turns = between(rnd, s.turnsMin(), s.turnsMax());
+            // The session's own document (or codebase, or transcript) opens its first prompt.
+            Prompt prompt = Prompt.of(new Prompt.Segment(seed(9, session * 1000), between(rnd, s.longContextTokensMin(), s.longContextTokensMax())));
+            double t = start;
+            for (int turn = 0; turn < turns && t < endMs() && prompt.length() <= s.longContextMaxTokens(); turn++) {
+                int output = output(rnd);
+                out.add(new SimRequest(0, t, "long-context", "lc-session-" + session, prompt, output));
+                prompt = prompt.extend(new Prompt.Segment(seed(10, session * 1000 + turn), output),
+                        new Prompt.Segment(seed(11, session * 1000 + turn), between(rnd, s.chatTurnTokensMin(), s.chatTurnTokensMax() * 3)));
+                t += exponential(rnd, s.thinkTimeMeanS() * 1000) + output * 1000.0 / 30;
+            }
         }
     }
 
