@@ -46,8 +46,15 @@ public final class DemoCommand implements Callable<Integer> {
     int engines;
 
     @Option(names = "--workload", defaultValue = "mixed",
-            description = "mixed, system-prompt, chat, one-shot or burst (default: ${DEFAULT-VALUE}).")
+            description = "mixed, system-prompt, chat, one-shot, burst or long-context (default: ${DEFAULT-VALUE}).")
     String workload;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Workload seed; equal seeds give equal request streams (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--balancers", defaultValue = "1",
+            description = "Independent balancers placing the view's requests, sharing only Redis (default: ${DEFAULT-VALUE}).")
+    int balancers;
 
     @Option(names = "--failures", description = "Scheduled failures as for 'kvr sim' (default: engine 2 dies at 40 % of the run, "
             + "engine 1 runs at a quarter of its speed from 60 % for 20 % of it).")
@@ -148,6 +155,8 @@ public final class DemoCommand implements Callable<Integer> {
                 seconds * 0.4, seconds * 0.6, seconds * 0.2);
         List<String> args = new ArrayList<>(List.of(
                 "--workload", workload,
+                "--seed", Long.toString(seed),
+                "--balancers", Integer.toString(balancers),
                 "--duration", String.format(Locale.ROOT, "%.0fs", seconds),
                 "--engines", Integer.toString(engines),
                 "--rate-scale", String.format(Locale.ROOT, "%.3f", engines / 8.0), // the workload's rates suit 8 engines

@@ -53,6 +53,24 @@ class ClassAssignerTest {
     }
 
     @Test
+    void aConversationsSecondTurnIsReuseNotOneShot() throws Exception {
+        // The job's default warm-at (2): a prefix seen before is warm. Turn 2 carries turn 1 as its prefix.
+        try (OneInputStreamOperatorTestHarness<JoinedRequest, JoinedRequest> defaults = ProcessFunctionTestHarnesses.forProcessFunction(
+                new ClassAssigner(100, 50, dev.kvrouter.jobs.view.RoutingViewOptions.RATIOS_WARM_AT.defaultValue(), 1_000, 4))) {
+            for (long[] turn : new long[][] {{11, 12}, {11, 12, 13, 14}, {21, 22}}) {
+                JoinedRequest r = new JoinedRequest();
+                r.requestId = "t" + turn.length;
+                r.rootBlock = turn[0];
+                r.promptBlocks = turn;
+                defaults.processElement(r, 0);
+            }
+            assertThat(defaults.extractOutputValues()).extracting(r -> r.prefixClass)
+                    .as("first turn, second turn of the same conversation, another conversation's first")
+                    .containsExactly("one-shot", "warm", "one-shot");
+        }
+    }
+
+    @Test
     void theRequestItReadsIsLeftAsItWas() throws Exception {
         // The job reuses objects between chained operators: the confirmations read the same request.
         JoinedRequest r = new JoinedRequest();

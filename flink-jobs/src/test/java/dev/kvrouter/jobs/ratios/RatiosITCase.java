@@ -14,6 +14,7 @@ import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.jobs.view.ViewTestSupport;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
+import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.stack.StackAddresses;
@@ -98,6 +99,7 @@ class RatiosITCase {
             assertThat(await(consumer, x -> "app-a".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.SLIDING
                     && x.getRequests() == 4).getAffinityHitRate()).isEqualTo(0.5);
 
+            String classes = new ViewLayout(config.viewKeyPrefix()).classesKey();
             RedisClient redis = RedisClient.create(stack.redisUrl());
             try (StatefulRedisConnection<String, String> c = redis.connect()) {
                 // The topic and Redis are separate sinks: Redis may be a flush behind.
@@ -109,14 +111,35 @@ class RatiosITCase {
                 }
                 assertThat(latest.split("\\|")).hasSize(11);
                 // app-a hits 50 %: affinity stays on. A batch class that never hits has it turned off...
-                assertThat(c.sync().hget(config.viewKeyPrefix() + "classes", "app-a")).isEqualTo("on");
+                assertThat(c.sync().hget(classes, "app-a")).isEqualTo("on");
                 send(producer, config, decision("b1", "batch", 0), outcome("b1", "e1", 0, 0, 10));
                 send(producer, config, decision("b2", "batch", 0), outcome("b2", "e2", 0, 0, 10));
-                awaitValue(c, config.viewKeyPrefix() + "classes", "batch", "off");
+                awaitValue(c, classes, "batch", "off");
                 // ...and back on once it pays again (above the 15 % on-threshold).
                 send(producer, config, decision("b3", "batch", 2), outcome("b3", "e1", 32, 0, 10));
                 send(producer, config, decision("b4", "batch", 2), outcome("b4", "e1", 32, 0, 10));
-                awaitValue(c, config.viewKeyPrefix() + "classes", "batch", "on");
+                awaitValue(c, classes, "batch", "on");
+
+                // A class off for lack of hits cannot earn hits placed on load alone. Its picks still say
+                // what the best holder matched: once its prefixes are reused, affinity comes back...
+                send(producer, config, decision("l1", "long", 0, 0), outcome("l1", "e1", 0, 0, 10));
+                send(producer, config, decision("l2", "long", 0, 0), outcome("l2", "e2", 0, 0, 10));
+                awaitValue(c, classes, "long", "off");
+                send(producer, config, offDecision("l3", "long", 3), outcome("l3", "e2", 0, 0, 10));
+                send(producer, config, offDecision("l4", "long", 4), outcome("l4", "e1", 0, 0, 10));
+                awaitValue(c, classes, "long", "on");
+                // ...while a truly one-shot class, whose best holder never matches, stays off even when
+                // a placement by load happens to hit.
+                send(producer, config, decision("o1", "once", 0, 0), outcome("o1", "e1", 0, 0, 10));
+                send(producer, config, decision("o2", "once", 0, 0), outcome("o2", "e2", 0, 0, 10));
+                awaitValue(c, classes, "once", "off");
+                send(producer, config, offDecision("o3", "once", 0), outcome("o3", "e1", 32, 0, 10));
+                send(producer, config, offDecision("o4", "once", 0), outcome("o4", "e1", 32, 0, 10));
+                ClassRatios judged = await(consumer, x -> "once".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.TUMBLING
+                        && x.getWouldMatchKnown() == 2 && x.getAffinityHits() == 2);
+                assertThat(judged.getWouldMatch()).isZero();
+                Thread.sleep(1_000); // the class policy writes after the ratios topic; give it a flush or two
+                assertThat(c.sync().hget(classes, "once")).as("one-shot stays off").isEqualTo("off");
 
                 // A client's requests in flight, per engine, for the cap in pick.
                 for (String id : List.of("c1", "c2", "c3")) {
@@ -182,6 +205,20 @@ class RatiosITCase {
             throws Exception {
         producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), d.getRequestId(), d)).get();
         producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), o.getRequestId(), o)).get();
+    }
+
+    /** A decision that says what the best holder matched. */
+    private static RoutingDecision decision(String id, String prefixClass, int predicted, int bestHolder) {
+        RoutingDecision d = decision(id, prefixClass, predicted);
+        d.setBestHolderBlocks(bestHolder);
+        return d;
+    }
+
+    /** A request of a class whose affinity is off: placed on load, with what the best holder matched. */
+    private static RoutingDecision offDecision(String id, String prefixClass, int bestHolder) {
+        RoutingDecision d = decision(id, prefixClass, 0, bestHolder);
+        d.setReason(RouteReason.NO_AFFINITY_CLASS);
+        return d;
     }
 
     private static RoutingDecision decision(String id, String prefixClass, int predicted) {

@@ -31,6 +31,26 @@ class SyntheticWorkloadTest {
     }
 
     @Test
+    void longContextIsThousandsOfLongSessionsWhoseOnlyReuseIsTheirOwnNextTurn() {
+        List<SimRequest> all = new SyntheticWorkload("long-context", SyntheticWorkload.Settings.defaults(600, 3)).generate();
+        Map<String, List<SimRequest>> sessions = all.stream().collect(Collectors.groupingBy(SimRequest::clientId));
+        assertThat(sessions.size()).as("thousands of sessions in ten minutes").isGreaterThan(1_000);
+        assertThat(all).allSatisfy(r -> {
+            assertThat(r.requestClass()).isEqualTo("long-context");
+            assertThat(r.promptTokens()).isBetween(8_000, 34_000);
+        });
+        long distinctFirstSegments = all.stream().map(r -> r.prompt().segments().get(0).seed()).distinct().count();
+        assertThat(distinctFirstSegments).as("one document per session: most first blocks distinct").isEqualTo(sessions.size());
+        for (List<SimRequest> turns : sessions.values()) {
+            for (int i = 1; i < turns.size(); i++) {
+                List<dev.kvrouter.sim.workload.Prompt.Segment> before = turns.get(i - 1).prompt().segments();
+                assertThat(turns.get(i).prompt().segments().subList(0, before.size())).as("a turn extends the one before")
+                        .isEqualTo(before);
+            }
+        }
+    }
+
+    @Test
     void arrivalsAreOrderedAndNumbered() {
         List<SimRequest> all = generate("mixed", 1);
         for (int i = 0; i < all.size(); i++) {
