@@ -2,7 +2,7 @@ package dev.kvrouter.redis;
 
 /**
  * An engine as the view publishes it, the value of its field in {@code <prefix>engines}:
- * {@code status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role}.
+ * {@code status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots}.
  *
  * @param status      READY, BUSY, SUSPECT, DRAINING (DEAD and RESTARTED engines are removed)
  * @param kvPermille  KV cache usage in thousandths
@@ -14,9 +14,11 @@ package dev.kvrouter.redis;
  *                    report's time, never later than the job's clock): a balancer's picks after it
  *                    are not in them yet
  * @param role        BOTH (unified serving), or PREFILL / DECODE (the pools of disaggregated serving)
+ * @param slots       requests the engine runs at once, learned from its reports (the most it ran while others
+ *                    waited); 0 while unknown. A request placed where all are taken waits for one to finish.
  */
 public record EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch,
-                          boolean unsynced, long loadAtMs, String role) {
+                          boolean unsynced, long loadAtMs, String role, int slots) {
 
     public static final String BOTH = "BOTH";
     public static final String DECODE = "DECODE";
@@ -24,12 +26,18 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
     /** A unified-serving engine (role BOTH). */
     public EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch, boolean unsynced,
                        long loadAtMs) {
-        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, BOTH);
+        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, BOTH, 0);
+    }
+
+    /** An engine whose slots are not known yet. */
+    public EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch, boolean unsynced,
+                       long loadAtMs, String role) {
+        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role, 0);
     }
 
     public String encode() {
         return status + '|' + waiting + '|' + running + '|' + kvPermille + '|' + tauMs + '|' + epoch + '|'
-                + (unsynced ? '1' : '0') + '|' + loadAtMs + '|' + role;
+                + (unsynced ? '1' : '0') + '|' + loadAtMs + '|' + role + '|' + slots;
     }
 
     public static EngineEntry decode(String value) {
@@ -39,7 +47,7 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
         }
         return new EngineEntry(f[0], Integer.parseInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]),
                 Long.parseLong(f[4]), Long.parseLong(f[5]), "1".equals(f[6]), Long.parseLong(f[7]),
-                f.length > 8 && !f[8].isEmpty() ? f[8] : BOTH);
+                f.length > 8 && !f[8].isEmpty() ? f[8] : BOTH, f.length > 9 && !f[9].isEmpty() ? Integer.parseInt(f[9]) : 0);
     }
 
     /** A decode-pool engine: it takes hand-offs, not prompts. */
@@ -54,6 +62,6 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
     /** The same engine with {@code requests} more waiting: a balancer's own picks its load report does not show yet. */
     public EngineEntry plusWaiting(int requests) {
         return requests == 0 ? this
-                : new EngineEntry(status, waiting + requests, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role);
+                : new EngineEntry(status, waiting + requests, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role, slots);
     }
 }

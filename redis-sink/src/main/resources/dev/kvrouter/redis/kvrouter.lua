@@ -4,18 +4,18 @@
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
 local LAYOUT = 7
 
--- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role
+-- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots
 local function parse_engine(v)
   local f = {}
   for part in string.gmatch(v, '([^|]*)|?') do
     f[#f + 1] = part
-    if #f == 9 then break end
+    if #f == 10 then break end
   end
   return {
     status = f[1], waiting = tonumber(f[2]) or 0, running = tonumber(f[3]) or 0,
     kv = tonumber(f[4]) or 0, tau = tonumber(f[5]) or 1, epoch = f[6],
     unsynced = f[7] == '1', load_ms = tonumber(f[8]) or 0,
-    decode_only = f[9] == 'DECODE',
+    decode_only = f[9] == 'DECODE', slots = tonumber(f[10]) or 0,
   }
 end
 
@@ -122,6 +122,12 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now)
     end
   end
   h.engines, h.decoders = engines, decoders
+  -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting is
+  -- everywhere and a full engine is no reason to leave the cache.
+  h.free_slots = false
+  for _, e in pairs(engines) do
+    if e.slots == 0 or e.load < e.slots then h.free_slots = true; break end
+  end
   h.mean = live > 0 and total_load / live or 0
   h.decode_mean = decode_live > 0 and decode_load / decode_live or 0
 
@@ -256,6 +262,10 @@ local function decide(h, n, class, max_age, match)
     local e = engines[id]
     -- A suspect engine (silent for a while) keeps its entries but gets no new affinity either.
     if e.status == 'BUSY' or e.status == 'DRAINING' or e.status == 'SUSPECT' then return 'SPILL_BUSY' end
+    -- Every slot taken (the engine's requests, with the placements since its report, fill the slots it
+    -- was last seen full at): a request placed here waits for another to finish, seconds of decode,
+    -- while an engine with a free slot only has to prefill what it lacks.
+    if e.slots > 0 and e.load >= e.slots and h.free_slots then return 'SPILL_BUSY' end
     if h.mean > 0 and e.load > h.busy_factor * h.mean then return 'SPILL_HOT' end
     return nil
   end

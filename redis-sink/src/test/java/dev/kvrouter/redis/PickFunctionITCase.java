@@ -129,6 +129,24 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aHolderWithEverySlotTakenIsSpilledFromWhileAnotherEngineHasOneFree() {
+        hold(1, "e1", "e2");
+        hold(2, "e1", "e2");
+        hold(3, "e1");
+        // e1 was seen full at 4 running; it runs 4 now: a request there would wait for one to finish.
+        redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 4, 500, TAU, 1, false, now, "BOTH", 4).encode());
+        engine("e2", "READY", 3, 1);
+        engine("e3", "READY", 3, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e2", 2, "REPLICA");
+        // Every engine full: waiting is everywhere, and the longest holder keeps the request.
+        redis.hset(layout.enginesKey(), "e2", new EngineEntry("READY", 0, 3, 500, TAU, 1, false, now, "BOTH", 3).encode());
+        redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", 2, 3, 500, TAU, 1, false, now, "BOTH", 3).encode());
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e1", 3, "AFFINITY");
+    }
+
+    @Test
     void aHotHolderAboveKTimesTheFleetMeanIsSpilledFrom() {
         hold(1, "e2");
         engine("e2", "READY", 100, 1);

@@ -129,4 +129,19 @@ public final class Fleet implements FleetView {
     public int trueCachedPrefix(int engine, long[] chain) {
         return engines.get(engine).cachedPrefix(chain);
     }
+
+    @Override
+    public double trueStartDelayMs(int engine) {
+        return engines.get(engine).startDelayMs();
+    }
+
+    @Override
+    public double truePrefillMs(int engine, int tokens) {
+        return engines.get(engine).prefillMs(tokens);
+    }
+
+    @Override
+    public int blockTokens() {
+        return engines.get(0).config().blockTokens();
+    }
 }

@@ -53,8 +53,10 @@ public final class FleetOptions {
             description = "Blocks the SGLang and AIBrix routers remember of what they routed; 0 = twice the fleet's KV capacity (default).")
     int tableBlocks;
 
-    @Option(names = "--hot-factor", defaultValue = "2.0", description = "The oracle's load cap: an engine above k × fleet mean is skipped (default: ${DEFAULT-VALUE}).")
-    double hotFactor;
+    @Option(names = "--oracle-uncached-prefill-weight", defaultValue = "3.0",
+            description = "How the oracle weighs a request's uncached prefill against the true wait, as the view's "
+                    + "cost.uncached-prefill-weight (default: ${DEFAULT-VALUE}).")
+    double oracleUncachedPrefillWeight;
 
     @Option(names = "--usd-per-million", defaultValue = "0.50", description = "Input price, $ per million prompt tokens (default: ${DEFAULT-VALUE}).")
     double usdPerMillion;
@@ -118,7 +120,7 @@ public final class FleetOptions {
                 .withFailures(failures.stream().map(Failure::parse).toList()).withWindowMs(windowMs)
                 .withUsdPerMillion(usdPerMillion).withSpeed(speed).withRunId(runId);
         int table = tableBlocks > 0 ? tableBlocks : (int) Math.min(Integer.MAX_VALUE - 8L, 2L * engines * capacityBlocks);
-        Policies.Settings ps = new Policies.Settings(hashBlocks, table, hotFactor);
+        Policies.Settings ps = new Policies.Settings(hashBlocks, table, oracleUncachedPrefillWeight);
         List<SimRunner.FleetSpec> specs = new ArrayList<>();
         EventSink kafka = null;
         try {

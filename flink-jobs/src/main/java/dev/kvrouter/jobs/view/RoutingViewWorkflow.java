@@ -130,7 +130,7 @@ public final class RoutingViewWorkflow {
     /** Dead engines leave the engine table; pick then ignores every entry of theirs. */
     public static ViewWrite engineWrite(EngineStatus s) {
         EngineEntry entry = "DEAD".equals(s.health) ? null : new EngineEntry(s.health, s.waiting, s.running,
-                (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs), s.epoch, s.unsynced, s.loadAtMs, s.role);
+                (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs), s.epoch, s.unsynced, s.loadAtMs, s.role, s.slots);
         return ViewWrite.engine(s.engine, entry, s.tsMs);
     }
 

@@ -105,6 +105,39 @@ public final class SimEngine {
         return running.size();
     }
 
+    /**
+     * Perfect knowledge, for the oracle: how long a request placed here now would wait before its
+     * prefill starts — for a running slot (the running requests' ends, in order, after the waiting
+     * ones ahead take theirs) and for the prefill queue ahead of it (the waiting requests' uncached
+     * tokens at the engine's current speed). {@code +inf} when the engine is down.
+     */
+    public double startDelayMs() {
+        if (!up) {
+            return Double.POSITIVE_INFINITY;
+        }
+        double now = clock.nowMs();
+        double[] ends = running.stream().mapToDouble(j -> j.prefillEndMs
+                + j.placement.request().outputTokens() * 1000.0 / config.decodeTokensPerS()).sorted().toArray();
+        int needed = waiting.size() + 1 - (config.maxRunning() - running.size());
+        double slotAt = now;
+        if (needed > 0 && ends.length > 0) {
+            // Past the running requests' ends, later slots free at the same pace (an estimate; the oracle's only one).
+            double pace = (ends[ends.length - 1] - now) / ends.length;
+            slotAt = needed <= ends.length ? ends[needed - 1] : ends[ends.length - 1] + (needed - ends.length) * Math.max(pace, 0);
+        }
+        double prefillAt = Math.max(now, prefillFreeAtMs);
+        for (Job j : waiting) {
+            int matched = Math.min(cache.prefixMatch(j.placement.chain()), j.fullBlocks);
+            prefillAt += prefillMs(j.placement.request().promptTokens() - matched * config.blockTokens());
+        }
+        return Math.max(slotAt, prefillAt) - now;
+    }
+
+    /** Milliseconds to prefill this many uncached tokens at the engine's current speed (slowed down or not). */
+    public double prefillMs(int tokens) {
+        return Math.max(1, tokens) * 1000.0 / (config.prefillTokensPerS() * prefillFactor);
+    }
+
     /** Requests waiting or running: the load every policy and the view use. */
     public int load() {
         return waiting.size() + running.size();
@@ -254,7 +287,7 @@ public final class SimEngine {
             job.matched = matched;
             int prefillTokens = Math.max(1, job.placement.request().promptTokens() - matched * config.blockTokens());
             job.prefillStartMs = Math.max(clock.nowMs(), prefillFreeAtMs);
-            job.prefillEndMs = job.prefillStartMs + prefillTokens * 1000.0 / (config.prefillTokensPerS() * prefillFactor);
+            job.prefillEndMs = job.prefillStartMs + prefillMs(prefillTokens);
             prefillFreeAtMs = job.prefillEndMs;
             int gen = generation;
             clock.at(job.prefillEndMs, () -> {

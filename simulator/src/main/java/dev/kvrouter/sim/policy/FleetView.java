@@ -18,4 +18,13 @@ public interface FleetView {
 
     /** Blocks of the chain the engine really holds as a consecutive prefix: perfect knowledge, for the oracle. */
     int trueCachedPrefix(int engine, long[] chain);
+
+    /** How long a request placed on the engine now would wait before its prefill starts: perfect knowledge, for the oracle. */
+    double trueStartDelayMs(int engine);
+
+    /** Milliseconds the engine takes to prefill this many uncached tokens at its true current speed: for the oracle. */
+    double truePrefillMs(int engine, int tokens);
+
+    /** Tokens per canonical block. */
+    int blockTokens();
 }

@@ -3,17 +3,20 @@ package dev.kvrouter.sim.policy;
 import dev.kvrouter.events.RouteReason;
 
 /**
- * The ceiling of affinity under the view's load cap: perfect knowledge of every engine's actual
- * cache at the moment of routing. The engine holding the longest prefix, unless its load is above
- * {@code hotFactor} × the fleet mean (the view's hot rule, k = 2), then the next-best holder that
- * is not hot ({@code SPILL_HOT}); no holder, the least-loaded engine ({@code COLD}).
+ * The view's placement rule with perfect knowledge: every engine's actual cache and actual queues at
+ * the moment of routing. The request goes where it costs the least delay — the true wait before
+ * its prefill could start there (for a running slot and for the prefill queued ahead) plus its own
+ * uncached prefill at the engine's true current speed, weighted by {@code uncachedPrefillWeight} as
+ * the view weighs it ({@code cost.uncached-prefill-weight}, 3: the uncached prefill also delays
+ * the requests queued behind it and takes cache room) — ties to the longer cached prefix, then the
+ * lower load. It is the ceiling of what the view could do with a perfect view.
  */
 public final class OraclePolicy implements Policy {
 
-    private final double hotFactor;
+    private final double uncachedPrefillWeight;
 
-    public OraclePolicy(double hotFactor) {
-        this.hotFactor = hotFactor;
+    public OraclePolicy(double uncachedPrefillWeight) {
+        this.uncachedPrefillWeight = uncachedPrefillWeight;
     }
 
     @Override
@@ -23,42 +26,30 @@ public final class OraclePolicy implements Policy {
 
     @Override
     public Route route(PolicyRequest request, FleetView fleet) {
-        double mean = Loads.mean(fleet);
-        int bestAny = -1;
-        int bestAnyDepth = 0;
-        int bestCool = -1;
-        int bestCoolDepth = 0;
+        int best = -1;
+        int bestDepth = 0;
+        double bestDelay = Double.POSITIVE_INFINITY;
+        int longest = 0;
         for (int e = 0; e < fleet.size(); e++) {
             if (!fleet.alive(e)) {
                 continue;
             }
             int depth = fleet.trueCachedPrefix(e, request.chain());
-            if (depth == 0) {
-                continue;
-            }
-            if (better(fleet, e, depth, bestAny, bestAnyDepth)) {
-                bestAny = e;
-                bestAnyDepth = depth;
-            }
-            if (!Loads.hot(fleet, e, mean, hotFactor) && better(fleet, e, depth, bestCool, bestCoolDepth)) {
-                bestCool = e;
-                bestCoolDepth = depth;
+            longest = Math.max(longest, depth);
+            int uncached = Math.max(0, request.promptTokens() - depth * fleet.blockTokens());
+            double delay = fleet.trueStartDelayMs(e) + uncachedPrefillWeight * fleet.truePrefillMs(e, uncached);
+            if (best < 0 || delay < bestDelay || (delay == bestDelay && (depth > bestDepth
+                    || (depth == bestDepth && fleet.load(e) < fleet.load(best))))) {
+                best = e;
+                bestDepth = depth;
+                bestDelay = delay;
             }
         }
-        if (bestAny < 0) {
-            return new Route(Loads.leastLoaded(fleet), 0, RouteReason.COLD);
+        if (best < 0) {
+            return new Route(Loads.leastLoaded(fleet), 0, RouteReason.COLD, 0);
         }
-        if (bestCool == bestAny || (bestCool >= 0 && bestCoolDepth == bestAnyDepth)) {
-            return new Route(bestCool, bestCoolDepth, RouteReason.AFFINITY);
-        }
-        if (bestCool >= 0) {
-            return new Route(bestCool, bestCoolDepth, RouteReason.SPILL_HOT);
-        }
-        int cool = Loads.leastLoaded(fleet, e -> !Loads.hot(fleet, e, mean, hotFactor));
-        return new Route(cool < 0 ? Loads.leastLoaded(fleet) : cool, 0, RouteReason.SPILL_HOT);
-    }
-
-    private static boolean better(FleetView fleet, int e, int depth, int best, int bestDepth) {
-        return best < 0 || depth > bestDepth || (depth == bestDepth && fleet.load(e) < fleet.load(best));
+        RouteReason reason = bestDepth == 0 ? (longest == 0 ? RouteReason.COLD : RouteReason.SPILL_BUSY)
+                : bestDepth == longest ? RouteReason.AFFINITY : RouteReason.REPLICA;
+        return new Route(best, bestDepth, reason, longest);
     }
 }

@@ -11,11 +11,11 @@ public final class Policies {
     /**
      * @param hashPrefixBlocks blocks the consistent hash keys on
      * @param tableBlocks      blocks the SGLang and AIBrix routers remember
-     * @param hotFactor        the oracle's load cap, × fleet mean (the view's k)
+     * @param oracleUncachedPrefillWeight how the oracle weighs a request's uncached prefill against the true wait (the view's weight)
      */
-    public record Settings(int hashPrefixBlocks, int tableBlocks, double hotFactor) {
+    public record Settings(int hashPrefixBlocks, int tableBlocks, double oracleUncachedPrefillWeight) {
         public static Settings defaults() {
-            return new Settings(1, 500_000, 2.0);
+            return new Settings(1, 500_000, 3.0);
         }
     }
 
@@ -28,7 +28,7 @@ public final class Policies {
             case "consistent-hash" -> () -> new ConsistentHashPolicy(s.hashPrefixBlocks());
             case "sglang" -> () -> SglangCacheAwarePolicy.defaults(s.tableBlocks());
             case "aibrix" -> () -> new AibrixPrefixCachePolicy(8, 2.0, s.tableBlocks());
-            case "oracle" -> () -> new OraclePolicy(s.hotFactor());
+            case "oracle" -> () -> new OraclePolicy(s.oracleUncachedPrefillWeight());
             // "view": ViewPolicy.connect(KvRouterClient.Options), with this fleet published and the job running.
             default -> throw new IllegalArgumentException("unknown policy '" + name + "'; one of " + IN_MEMORY);
         };

@@ -12,14 +12,38 @@ final class FakeFleet implements FleetView {
     final int[] loads;
     final boolean[] alive;
     final List<Set<Long>> caches = new ArrayList<>();
+    /** The true wait before a new request's prefill could start, per engine (0 unless set). */
+    double[] waitsMs;
 
     FakeFleet(int... loads) {
         this.loads = loads;
         this.alive = new boolean[loads.length];
+        this.waitsMs = new double[loads.length];
         Arrays.fill(alive, true);
         for (int i = 0; i < loads.length; i++) {
             caches.add(new HashSet<>());
         }
+    }
+
+    FakeFleet waits(int engine, double ms) {
+        waitsMs[engine] = ms;
+        return this;
+    }
+
+    @Override
+    public double trueStartDelayMs(int engine) {
+        return waitsMs[engine];
+    }
+
+    /** One millisecond per 16-token block. */
+    @Override
+    public double truePrefillMs(int engine, int tokens) {
+        return tokens / 16.0;
+    }
+
+    @Override
+    public int blockTokens() {
+        return 16;
     }
 
     FakeFleet holds(int engine, long... blocks) {

@@ -113,24 +113,25 @@ class PoliciesTest {
     }
 
     @Test
-    void oracleFollowsTheTrueCacheUnderTheViewsHotRule() {
-        OraclePolicy p = new OraclePolicy(2.0);
+    void oracleGoesWhereTheRequestCostsTheLeastTrueDelay() {
+        // Delay = true wait + 3 × the uncached prefill (1 ms a block here). A 4-block prompt.
+        OraclePolicy p = new OraclePolicy(3.0);
         FakeFleet fleet = new FakeFleet(4, 4, 4, 4).holds(2, 1, 2, 3).holds(3, 1);
-        Route r = p.route(request(1, 2, 3, 4), fleet);
-        assertThat(r).isEqualTo(new Route(2, 3, RouteReason.AFFINITY));
+        assertThat(p.route(request(1, 2, 3, 4), fleet)).as("e2: 3 × 1 = 3 ms; e3: 9; the others 12")
+                .isEqualTo(new Route(2, 3, RouteReason.AFFINITY, 3));
 
-        // Engine 2 at 20 with the mean at 8: above 2 × mean, hot: the next holder, engine 3.
-        FakeFleet hot = new FakeFleet(4, 4, 20, 4).holds(2, 1, 2, 3).holds(3, 1);
-        assertThat(p.route(request(1, 2, 3, 4), hot)).isEqualTo(new Route(3, 1, RouteReason.SPILL_HOT));
+        // e2's queue holds a request back 20 ms: 23 ms there, 9 on e3, which holds the first block.
+        fleet.waits(2, 20);
+        assertThat(p.route(request(1, 2, 3, 4), fleet)).isEqualTo(new Route(3, 1, RouteReason.REPLICA, 3));
 
-        // No other holder: the least-loaded engine that is not hot.
-        FakeFleet only = new FakeFleet(4, 3, 20, 4).holds(2, 1, 2, 3);
-        assertThat(p.route(request(1, 2, 3, 4), only)).isEqualTo(new Route(1, 0, RouteReason.SPILL_HOT));
+        // Only e2 holds it and it waits 20 ms: 23 against 12 anywhere else; ties to the lower load.
+        FakeFleet only = new FakeFleet(4, 3, 4, 4).holds(2, 1, 2, 3).waits(2, 20);
+        assertThat(p.route(request(1, 2, 3, 4), only)).isEqualTo(new Route(1, 0, RouteReason.SPILL_BUSY, 3));
 
-        // Nobody holds it: least loaded, cold; a dead holder does not count.
+        // Nobody holds it: the least loaded, cold; a dead holder does not count.
         FakeFleet dead = new FakeFleet(4, 3, 1, 4).holds(2, 1);
         dead.alive[2] = false;
-        assertThat(p.route(request(1, 2), dead)).isEqualTo(new Route(1, 0, RouteReason.COLD));
+        assertThat(p.route(request(1, 2), dead)).isEqualTo(new Route(1, 0, RouteReason.COLD, 0));
     }
 
     @Test

@@ -144,6 +144,10 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         EngineHealthState h = state();
         h.waiting = load.getWaiting();
         h.running = load.getRunning();
+        if (h.waiting > 0) {
+            // Requests wait only when the engine runs all it can (or its KV cache is full): a lower bound of its slots.
+            h.slots = Math.max(h.slots, h.running);
+        }
         h.kvUsed = load.getKvBlocksUsed();
         h.kvCapacity = load.getKvBlocksCapacity();
         h.lifecycle = load.getLifecycle().name();
@@ -327,6 +331,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         s.reason = reason;
         s.waiting = h.waiting;
         s.running = h.running;
+        s.slots = h.slots;
         s.kvUsage = h.kvCapacity > 0 ? (double) h.kvUsed / h.kvCapacity : 0;
         s.role = h.role;
         s.residencyMs = (long) Math.min(maxResidencyMs, effectiveResidencyMs(h));

@@ -11,6 +11,11 @@ public class EngineHealthState {
     public long loadAtMs;
     public int waiting;
     public int running;
+    /**
+     * Requests the engine runs at once, learned: the most it was running while others waited (a
+     * request placed beyond it waits for one to finish); 0 until the engine was first seen full.
+     */
+    public int slots;
     public long kvUsed;
     public long kvCapacity;
     public String lifecycle = "UNKNOWN";

@@ -8,6 +8,8 @@ public class EngineStatus {
     public String reason;
     public int waiting;
     public int running;
+    /** Requests the engine runs at once, as learned; 0 unknown. */
+    public int slots;
     public double kvUsage;
     /** BOTH, PREFILL or DECODE. */
     public String role = "BOTH";

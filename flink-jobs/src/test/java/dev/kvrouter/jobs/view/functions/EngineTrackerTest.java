@@ -149,7 +149,25 @@ class EngineTrackerTest {
         harness.setProcessingTime(1_000);
         harness.processElement2(decode, 1_000);
         assertThat(lastStatus().role).isEqualTo("DECODE");
-        assertThat(dev.kvrouter.jobs.view.RoutingViewWorkflow.engineWrite(lastStatus()).value).endsWith("|DECODE");
+        assertThat(dev.kvrouter.redis.EngineEntry.decode(dev.kvrouter.jobs.view.RoutingViewWorkflow.engineWrite(lastStatus()).value).role())
+                .isEqualTo("DECODE");
+    }
+
+    @Test
+    void anEngineSeenFullTeachesItsSlotsToTheEngineTable() throws Exception {
+        open(TestConfigs.with("engine.update-interval", "0 ms"));
+        harness.processElement2(load(0, 20), 0);
+        assertThat(lastStatus().slots).as("never seen full: unknown").isZero();
+        harness.setProcessingTime(1_000);
+        harness.processElement2(load(3, 30), 1_000);
+        assertThat(lastStatus().slots).as("30 running while 3 waited").isEqualTo(30);
+        harness.setProcessingTime(2_000);
+        harness.processElement2(load(1, 24), 2_000); // KV full at 24: waiting, but the engine runs 30 at most
+        harness.setProcessingTime(3_000);
+        harness.processElement2(load(0, 12), 3_000);
+        assertThat(lastStatus().slots).isEqualTo(30);
+        assertThat(dev.kvrouter.redis.EngineEntry.decode(dev.kvrouter.jobs.view.RoutingViewWorkflow.engineWrite(lastStatus()).value)
+                .slots()).isEqualTo(30);
     }
 
     @Test
