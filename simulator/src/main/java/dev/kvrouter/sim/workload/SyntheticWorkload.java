@@ -129,22 +129,33 @@ public final class SyntheticWorkload implements Workload {
     }
 
     private void chats(List<SimRequest> out) {
-        SplittableRandom rnd = new SplittableRandom(s.seed() * 31 + 2);
+        sessions(out, new SplittableRandom(s.seed() * 31 + 2), s.chatSessionsPerS(), new int[] {3, 4, 5}, s.chatTurnTokensMin(),
+                s.chatTurnTokensMax(), s.chatTurnTokensMax(), Integer.MAX_VALUE, "chat", "session-");
+    }
+
+    /**
+     * Multi-turn sessions: each opens on a segment of its own ({@code firstMin}–{@code firstMax} tokens), and
+     * each next turn is the previous prompt + the reply + a new message (up to {@code messageMax} tokens), until
+     * the session's turns are done or its prompt is over {@code maxTokens}. {@code generators}: the segment
+     * seeds' generators for the first segment, the replies and the messages.
+     */
+    private void sessions(List<SimRequest> out, SplittableRandom rnd, double sessionsPerS, int[] generators, int firstMin,
+                          int firstMax, int messageMax, int maxTokens, String requestClass, String clientPrefix) {
         double start = 0;
         for (long session = 0; ; session++) {
-            start += exponential(rnd, 1000 / s.chatSessionsPerS());
+            start += exponential(rnd, 1000 / sessionsPerS);
             if (start >= endMs()) {
                 return;
             }
             int turns = between(rnd, s.turnsMin(), s.turnsMax());
-            Prompt prompt = Prompt.of(new Prompt.Segment(seed(3, session * 1000), between(rnd, s.chatTurnTokensMin(), s.chatTurnTokensMax())));
+            Prompt prompt = Prompt.of(new Prompt.Segment(seed(generators[0], session * 1000), between(rnd, firstMin, firstMax)));
             double t = start;
-            for (int turn = 0; turn < turns && t < endMs(); turn++) {
+            for (int turn = 0; turn < turns && t < endMs() && prompt.length() <= maxTokens; turn++) {
                 int output = output(rnd);
-                out.add(new SimRequest(0, t, "chat", "session-" + session, prompt, output));
+                out.add(new SimRequest(0, t, requestClass, clientPrefix + session, prompt, output));
                 // The next turn carries this turn's reply and a new user message.
-                prompt = prompt.extend(new Prompt.Segment(seed(4, session * 1000 + turn), output),
-                        new Prompt.Segment(seed(5, session * 1000 + turn), between(rnd, s.chatTurnTokensMin(), s.chatTurnTokensMax())));
+                prompt = prompt.extend(new Prompt.Segment(seed(generators[1], session * 1000 + turn), output),
+                        new Prompt.Segment(seed(generators[2], session * 1000 + turn), between(rnd, s.chatTurnTokensMin(), messageMax)));
                 t += exponential(rnd, s.thinkTimeMeanS() * 1000) + output * 1000.0 / 30;
             }
         }
@@ -163,26 +174,11 @@ public final class SyntheticWorkload implements Workload {
         }
     }
 
+    /** Sessions on a document of their own each (the first segment), so almost every first block is distinct. */
     private void longContext(List<SimRequest> out) {
-        SplittableRandom rnd = new SplittableRandom(s.seed() * 31 + 5);
-        double start = 0;
-        for (long session = 0; ; session++) {
-            start += exponential(rnd, 1000 / s.longContextSessionsPerS());
-            if (start >= endMs()) {
-                return;
-            }
-            int turns = between(rnd, s.turnsMin(), s.turnsMax());
-            // The session's own document (or codebase, or transcript) opens its first prompt.
-            Prompt prompt = Prompt.of(new Prompt.Segment(seed(9, session * 1000), between(rnd, s.longContextTokensMin(), s.longContextTokensMax())));
-            double t = start;
-            for (int turn = 0; turn < turns && t < endMs() && prompt.length() <= s.longContextMaxTokens(); turn++) {
-                int output = output(rnd);
-                out.add(new SimRequest(0, t, "long-context", "lc-session-" + session, prompt, output));
-                prompt = prompt.extend(new Prompt.Segment(seed(10, session * 1000 + turn), output),
-                        new Prompt.Segment(seed(11, session * 1000 + turn), between(rnd, s.chatTurnTokensMin(), s.chatTurnTokensMax() * 3)));
-                t += exponential(rnd, s.thinkTimeMeanS() * 1000) + output * 1000.0 / 30;
-            }
-        }
+        sessions(out, new SplittableRandom(s.seed() * 31 + 5), s.longContextSessionsPerS(), new int[] {9, 10, 11},
+                s.longContextTokensMin(), s.longContextTokensMax(), s.chatTurnTokensMax() * 3, s.longContextMaxTokens(), "long-context",
+                "lc-session-");
     }
 
     private void burst(List<SimRequest> out) {
