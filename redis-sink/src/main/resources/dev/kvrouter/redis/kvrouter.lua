@@ -61,7 +61,8 @@ end
 --   <res>:prefill         hash  engine -> queued_ms|at_ms: prefill placed there, drained in real time
 -- Every key expires reservation_ttl_ms after its last write: with no balancer left, nothing stays.
 local DEFAULT_RESERVATION_TTL_MS = 60000
-local DEFAULT_RESERVATION_CAP = 1024
+-- Reservations one engine keeps at most (the oldest leave first).
+local RESERVATION_CAP = 1024
 -- Expired reservations a placement sweeps at most (bounded work per pick; every pick sweeps).
 local SWEEP = 16
 
@@ -86,14 +87,14 @@ end
 local function read_head(meta_key, engines_key, classes_key, res, client, now)
   local meta = redis.call('HMGET', meta_key, 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
     'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input',
-    'uncached_prefill_weight', 'reservation_ttl_ms', 'reservation_cap')
+    'uncached_prefill_weight', 'reservation_ttl_ms')
   if not meta[1] then return nil end
   local h = {
     now = now, age = now - tonumber(meta[1]), busy_factor = tonumber(meta[2]) or 2, floor = tonumber(meta[3]) or 0.05,
     client_cap = tonumber(meta[4]) or 1, client_min = tonumber(meta[5]) or 1000000000, chunk = tonumber(meta[6]) or 16,
     kv_bytes = tonumber(meta[7]), prefill_rate = tonumber(meta[8]), fabric = tonumber(meta[9]),
     price = tonumber(meta[10]) or 0, miss_weight = tonumber(meta[11]) or 3,
-    res_ttl = tonumber(meta[12]) or DEFAULT_RESERVATION_TTL_MS, res_cap = tonumber(meta[13]) or DEFAULT_RESERVATION_CAP,
+    res_ttl = tonumber(meta[12]) or DEFAULT_RESERVATION_TTL_MS,
     classes = classes_key, res = res, client = client,
   }
   h.horizon = -math.log(h.floor)
@@ -161,7 +162,7 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now)
 end
 
 -- Records the placement as a reservation (request id '' records nothing) and keeps the
--- reservations bounded: expired ones leave (at most SWEEP a call), each engine keeps res_cap.
+-- reservations bounded: expired ones leave (at most SWEEP a call), each engine keeps RESERVATION_CAP.
 local function reserve(h, result, request, n)
   local engine = result[1]
   if request == '' or engine == '' then return end
@@ -189,7 +190,7 @@ local function reserve(h, result, request, n)
   for _, old in ipairs(redis.call('ZRANGEBYSCORE', res .. ':by-time', '-inf', '(' .. (now - ttl), 'LIMIT', 0, SWEEP)) do
     release(res, old)
   end
-  local over = redis.call('ZCARD', by_engine) - h.res_cap
+  local over = redis.call('ZCARD', by_engine) - RESERVATION_CAP
   if over > 0 then
     for _, old in ipairs(redis.call('ZRANGE', by_engine, 0, over - 1)) do release(res, old) end
   end
@@ -326,42 +327,56 @@ local function decide(h, n, class, max_age, match)
   end)
   local first = ranked[1]
   local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
-  if not why and h.has_backlog then
-    -- The least delay: the prefill already placed on an engine (by every balancer), plus the
-    -- prefill of the prompt's blocks that engine lacks weighted by uncached_prefill_weight (3: for
-    -- this request's first token, for the requests queued behind its prefill there, and for the
-    -- cache room a second copy of another engine's blocks takes). Ties: the longer run, the lower
-    -- load, the id. Another engine wins only with strictly less delay than the best holder.
-    local function delay(id)
-      return (h.backlog[id] or 0) + h.miss_weight * (n - (depth[id] or 0)) * h.chunk / h.prefill_rate * 1000
-    end
-    local function sooner(a, b)
-      local ta, tb = delay(a), delay(b)
-      if ta ~= tb then return ta < tb end
-      local da, db = depth[a] or 0, depth[b] or 0
-      if da ~= db then return da > db end
-      if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
-      return a < b
-    end
+
+  -- The least delay, with the prefill rate known: the prefill already placed on an engine (by every
+  -- balancer), plus the prefill of the prompt's blocks that engine lacks weighted by
+  -- uncached_prefill_weight (3: for this request's first token, for the requests queued behind its
+  -- prefill there, and for the cache room a second copy of another engine's blocks takes). Ties:
+  -- the longer run, the lower load, the id.
+  local function delay(id)
+    return (h.backlog[id] or 0) + h.miss_weight * (n - (depth[id] or 0)) * h.chunk / h.prefill_rate * 1000
+  end
+  local function sooner(a, b)
+    local ta, tb = delay(a), delay(b)
+    if ta ~= tb then return ta < tb end
+    local da, db = depth[a] or 0, depth[b] or 0
+    if da ~= db then return da > db end
+    if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+    return a < b
+  end
+  local function soonest()
     local best
     for id in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) and (not best or sooner(id, best)) then best = id end
     end
-    if best and delay(best) < delay(first) then
-      local d = depth[best] or 0
-      if d > 0 then
-        return priced({best, d, 'REPLICA', age, string.format('%.4f', conf[best])}, best_run)
-      end
-      return priced({best, 0, 'SPILL_BUSY', age, '0'}, best_run)
-    end
+    return best
   end
+  local function placed(id, spilled)
+    local d = depth[id] or 0
+    if d > 0 then return priced({id, d, 'REPLICA', age, string.format('%.4f', conf[id])}, best_run) end
+    return priced({id, 0, spilled, age, '0'}, best_run)
+  end
+
   if not why then
+    -- Another engine takes the request from the best holder only with strictly less delay.
+    if h.has_backlog then
+      local best = soonest()
+      if best and delay(best) < delay(first) then return placed(best, 'SPILL_BUSY') end
+    end
     return priced({first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}, best_run)
   end
-  for i = 2, #ranked do
-    local id = ranked[i]
-    if not overloaded(id) and not over_client_cap(id) then
-      return priced({id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}, best_run)
+  -- The best holder cannot take it. With the prefill rate known, the engine where it costs the least
+  -- delay: another holder's run and every engine's queued prefill weigh in, so spilled requests do
+  -- not stack cold prefills of the same prompt on one engine. Without it, the next holder by rank.
+  if h.prefill_rate then
+    local best = soonest()
+    if best then return placed(best, why) end
+  else
+    for i = 2, #ranked do
+      local id = ranked[i]
+      if not overloaded(id) and not over_client_cap(id) then
+        return priced({id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}, best_run)
+      end
     end
   end
   return priced({least_loaded(), 0, why, age, '0'}, best_run)

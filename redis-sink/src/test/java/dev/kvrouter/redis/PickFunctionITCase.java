@@ -195,6 +195,23 @@ class PickFunctionITCase {
     }
 
     @Test
+    void requestsSpilledFromABusyHolderGoWhereTheyCostTheLeastDelayNotOnlyTheLeastLoad() {
+        // 16 tokens/s: a 16-token block of prefill is a second. e1 holds the whole prompt but is busy.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        hold(1, "e1");
+        hold(2, "e1");
+        hold(3, "e1");
+        hold(4, "e1");
+        engine("e1", "BUSY", 9, 1);
+        engine("e2", "READY", 0, 1);
+        engine("e3", "READY", 2, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e2", "SPILL_BUSY");
+        // e2 now has that prompt's 4 s of prefill queued: 4 + 3 × 4 = 16 s there against 12 s on e3,
+        // although e3 carries more requests (2 against 1).
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_BUSY");
+    }
+
+    @Test
     void aHeavierWeightOnUncachedPrefillKeepsTheHolder() {
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
         hold(1, "e1");
