@@ -207,7 +207,8 @@ public final class KvRouterClient implements AutoCloseable {
 
     /**
      * The request is done (finished, failed, or never sent): its reservation leaves, so it no longer
-     * counts against its client's cap. Returns false when there was none (already released or
+     * counts against its client's cap, and until its engine reports its load again every balancer
+     * counts one request less there. Returns false when there was none (already released or
      * expired) or Redis did not answer; the reservation then expires on its own.
      */
     public boolean done(String requestId) {
@@ -215,8 +216,8 @@ public final class KvRouterClient implements AutoCloseable {
             return false;
         }
         try {
-            Long released = redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER, new String[] {layout.reservationsKey()},
-                    requestId);
+            Long released = redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER,
+                    new String[] {layout.enginesKey(), layout.reservationsKey()}, requestId);
             return released != null && released > 0;
         } catch (RedisException e) {
             return false;

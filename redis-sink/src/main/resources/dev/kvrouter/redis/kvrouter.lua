@@ -59,12 +59,17 @@ end
 --   <res>:engine:<engine> zset  request id, scored by at_ms: what a load report at load_ms covers
 --   <res>:client:<client> hash  engine -> the client's live reservations there (the client cap)
 --   <res>:prefill         hash  engine -> queued_ms|at_ms: prefill placed there, drained in real time
+--   <res>:done:<engine>   zset  request id, scored by when it was reported done: requests the
+--                               engine's last load report still counts, one less each until the next
 -- Every key expires reservation_ttl_ms after its last write: with no balancer left, nothing stays.
 local DEFAULT_RESERVATION_TTL_MS = 60000
 -- Reservations one engine keeps at most (the oldest leave first).
 local RESERVATION_CAP = 1024
 -- Expired reservations a placement sweeps at most (bounded work per pick; every pick sweeps).
 local SWEEP = 16
+-- How long a done request is remembered against its engine's load: far longer than a load report
+-- interval, after which a report has long covered it.
+local DONE_KEEP_MS = 60000
 
 -- Removes one reservation everywhere it is counted; 1 when there was one.
 local function release(res, request)
@@ -115,7 +120,10 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now)
       else
         -- Every placement made after the engine measured the load it last reported, by any
         -- balancer, is one more request waiting there: the report does not show it yet.
-        e.load = e.load + redis.call('ZCOUNT', res .. ':engine:' .. flat[i], '(' .. e.load_ms, '+inf')
+        -- and every request reported done since, which the report still counts, is one less.
+        local since = '(' .. e.load_ms
+        e.load = math.max(0, e.load + redis.call('ZCOUNT', res .. ':engine:' .. flat[i], since, '+inf')
+          - redis.call('ZCOUNT', res .. ':done:' .. flat[i], since, '+inf'))
         engines[flat[i]] = e
         live = live + 1
         total_load = total_load + e.load
@@ -461,11 +469,27 @@ local function place(keys, args)
   return result
 end
 
--- KEYS: reservations; ARGV: request ids. The requests are done (or were never sent): their
--- reservations leave. Returns how many there were.
+-- KEYS: engines, reservations; ARGV: request ids. The requests are done (or were never sent): their
+-- reservations leave, and a request its engine's last load report counted is one less there until
+-- the engine reports again. Returns how many reservations there were.
 local function done(keys, args)
+  local engines_key, res = keys[1], keys[2]
+  local now = now_ms()
   local released = 0
-  for i = 1, #args do released = released + release(keys[1], args[i]) end
+  for i = 1, #args do
+    local v = redis.call('HGET', res, args[i])
+    if v then
+      local engine, at = string.match(v, '^([^|]*)|(%d+)|')
+      local entry = redis.call('HGET', engines_key, engine)
+      if entry and tonumber(at) <= parse_engine(entry).load_ms then
+        local key = res .. ':done:' .. engine
+        redis.call('ZADD', key, now, args[i])
+        redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. (now - DONE_KEEP_MS))
+        redis.call('PEXPIRE', key, DONE_KEEP_MS)
+      end
+      released = released + release(res, args[i])
+    end
+  end
   return released
 end
 

@@ -344,6 +344,26 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aRequestDoneAfterTheLoadReportThatCountedItIsOneLessUntilTheNextReport(StackAddresses stack) throws InterruptedException {
+        try (KvRouterClient observer = new KvRouterClient(options(stack.redisUrl()).observing())) {
+            Pick first = pick(router, chain, null, "c1");
+            assertThat(first.engineId()).isEqualTo("e3");
+            // e3 reports the request in its queue: 1, as e1. (Milliseconds apart, so the report, the done
+            // and the next report have distinct times.)
+            Thread.sleep(2);
+            redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", 1, 0, 500, TAU, 1, false, System.currentTimeMillis()).encode());
+            assertThat(pick(observer, chain).engineId()).as("e1 1, e2 2, e3 1: the lower id").isEqualTo("e1");
+            Thread.sleep(2);
+            assertThat(router.done(first.requestId())).isTrue();
+            assertThat(pick(observer, chain).engineId()).as("the report still counts the finished request: e3 0").isEqualTo("e3");
+            // The next report no longer counts it (a new request is waiting): nothing is taken off twice.
+            Thread.sleep(2);
+            redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", 1, 0, 500, TAU, 1, false, System.currentTimeMillis()).encode());
+            assertThat(pick(observer, chain).engineId()).as("e3 1 again, as reported").isEqualTo("e1");
+        }
+    }
+
+    @Test
     void aReservationNeverReportedDoneExpiresAndEveryKeyHasATtl() throws InterruptedException {
         redis.hset(layout.metaKey(), "reservation_ttl_ms", "1000");
         Pick forgotten = pick(router, chain, null, "c1");
