@@ -316,26 +316,6 @@ local function decide(h, n, class, max_age, match)
   if class ~= '' and redis.call('HGET', h.classes, class) == 'off' then
     return priced({least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
   end
-  if #ranked == 0 then
-    return priced({least_loaded(), 0, 'COLD', age, '0'}, 0)
-  end
-
-  -- Best holders: those matching within 10 % of the longest run are replicas of the same prefix
-  -- (confidence already left out the entries below the floor), and among them the least loaded
-  -- goes first, so a hot prefix spreads over its replicas by load; ties go to the more confident.
-  -- The rest follow by blocks times confidence, for REPLICA.
-  local function near_best(id) return depth[id] * 10 >= best_run * 9 end
-  table.sort(ranked, function(a, b)
-    local na, nb = near_best(a), near_best(b)
-    if na ~= nb then return na end
-    if na and engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
-    local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
-    if sa ~= sb then return sa > sb end
-    return a < b
-  end)
-  local first = ranked[1]
-  local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
-
   -- The least delay, with the prefill rate known: the prefill already placed on an engine (by every
   -- balancer), plus the prefill of the prompt's blocks that engine lacks weighted by
   -- uncached_prefill_weight (3: for this request's first token, for the requests queued behind its
@@ -365,6 +345,28 @@ local function decide(h, n, class, max_age, match)
     return priced({id, 0, spilled, age, '0'}, best_run)
   end
 
+  if #ranked == 0 then
+    -- Nobody holds it: with the prefill rate known, the engine with the least prefill queued (cold
+    -- copies placed together would wait on each other's prefill); else the least loaded.
+    local best = h.prefill_rate and soonest()
+    return priced({best or least_loaded(), 0, 'COLD', age, '0'}, 0)
+  end
+
+  -- Best holders: those matching within 10 % of the longest run are replicas of the same prefix
+  -- (confidence already left out the entries below the floor), and among them the least loaded
+  -- goes first, so a hot prefix spreads over its replicas by load; ties go to the more confident.
+  -- The rest follow by blocks times confidence, for REPLICA.
+  local function near_best(id) return depth[id] * 10 >= best_run * 9 end
+  table.sort(ranked, function(a, b)
+    local na, nb = near_best(a), near_best(b)
+    if na ~= nb then return na end
+    if na and engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+    local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
+    if sa ~= sb then return sa > sb end
+    return a < b
+  end)
+  local first = ranked[1]
+  local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
   if not why then
     -- Another engine takes the request from the best holder only with strictly less delay.
     if h.has_backlog then

@@ -212,6 +212,20 @@ class PickFunctionITCase {
     }
 
     @Test
+    void coldCopiesOfAPromptGoWhereTheLeastPrefillIsQueuedNotOnlyTheLeastLoad() {
+        // 16 tokens/s: the 4-block prompt is 4 s of prefill. Nobody holds it.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
+        engine("e1", "READY", 1, 1);
+        engine("e2", "READY", 3, 1);
+        engine("e3", "READY", 0, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "COLD");
+        // e3 (1 request now) has 4 s of prefill queued, e1 (1) none: e1, not the lower id's tie-break alone.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "COLD");
+        // e1 and e3 each have a prompt queued: e2, although it carries the most requests.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e2", "COLD");
+    }
+
+    @Test
     void aHeavierWeightOnUncachedPrefillKeepsTheHolder() {
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
         hold(1, "e1");
