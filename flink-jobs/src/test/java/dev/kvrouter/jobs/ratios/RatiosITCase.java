@@ -122,17 +122,13 @@ class RatiosITCase {
 
                 // A class off for lack of hits cannot earn hits placed on load alone. Its picks still say
                 // what the best holder matched: once its prefixes are reused, affinity comes back...
-                send(producer, config, decision("l1", "long", 0, 0), outcome("l1", "e1", 0, 0, 10));
-                send(producer, config, decision("l2", "long", 0, 0), outcome("l2", "e2", 0, 0, 10));
-                awaitValue(c, classes, "long", "off");
+                turnOff(producer, config, c, classes, "long");
                 send(producer, config, offDecision("l3", "long", 3), outcome("l3", "e2", 0, 0, 10));
                 send(producer, config, offDecision("l4", "long", 4), outcome("l4", "e1", 0, 0, 10));
                 awaitValue(c, classes, "long", "on");
                 // ...while a truly one-shot class, whose best holder never matches, stays off even when
                 // a placement by load happens to hit.
-                send(producer, config, decision("o1", "once", 0, 0), outcome("o1", "e1", 0, 0, 10));
-                send(producer, config, decision("o2", "once", 0, 0), outcome("o2", "e2", 0, 0, 10));
-                awaitValue(c, classes, "once", "off");
+                turnOff(producer, config, c, classes, "once");
                 send(producer, config, offDecision("o3", "once", 0), outcome("o3", "e1", 32, 0, 10));
                 send(producer, config, offDecision("o4", "once", 0), outcome("o4", "e1", 32, 0, 10));
                 ClassRatios judged = await(consumer, x -> "once".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.TUMBLING
@@ -175,6 +171,14 @@ class RatiosITCase {
         } finally {
             job.cancel().get(30, TimeUnit.SECONDS);
         }
+    }
+
+    /** Two requests of the class that found nothing cached and whose best holder matched nothing: affinity off. */
+    private static void turnOff(KafkaProducer<String, Object> producer, RoutingViewConfig config, StatefulRedisConnection<String, String> c,
+                                String classes, String prefixClass) throws Exception {
+        send(producer, config, decision(prefixClass + "-1", prefixClass, 0, 0), outcome(prefixClass + "-1", "e1", 0, 0, 10));
+        send(producer, config, decision(prefixClass + "-2", prefixClass, 0, 0), outcome(prefixClass + "-2", "e2", 0, 0, 10));
+        awaitValue(c, classes, prefixClass, "off");
     }
 
     private static void awaitValue(StatefulRedisConnection<String, String> c, String key, String field, String value)
