@@ -301,23 +301,6 @@ local function decide(h, n, class, max_age, match)
     return best
   end
 
-  -- Placement that ignores the cache (nobody holds the prompt, or its class's affinity is off): with
-  -- the prefill rate known, the engine with the least prefill queued — a request's first token waits
-  -- for the prompts ahead of it, whatever their number — ties to the lower load; else the least loaded.
-  local function least_queued()
-    if not h.prefill_rate then return least_loaded() end
-    local best, best_q
-    for id, e in pairs(engines) do
-      if not overloaded(id) and not over_client_cap(id) then
-        local q = h.backlog[id] or 0
-        if not best or q < best_q or (q == best_q and (e.load < engines[best].load or (e.load == engines[best].load and id < best))) then
-          best, best_q = id, q
-        end
-      end
-    end
-    return best or least_loaded()
-  end
-
   if age > max_age or n == 0 then
     return priced({least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}, 0)
   end
@@ -328,10 +311,10 @@ local function decide(h, n, class, max_age, match)
     ranked[#ranked + 1] = id
     if d > best_run then best_run = d end
   end
-  -- A class whose affinity does not pay (the job turned it off) is placed without the cache; the best
+  -- A class whose affinity does not pay (the job turned it off) is placed on load alone; the best
   -- holder's match still goes back with the answer, so the job can see what affinity would earn.
   if class ~= '' and redis.call('HGET', h.classes, class) == 'off' then
-    return priced({least_queued(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
+    return priced({least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
   end
   -- The least delay, with the prefill rate known: the prefill already placed on an engine (by every
   -- balancer), plus the prefill of the prompt's blocks that engine lacks weighted by
@@ -363,8 +346,10 @@ local function decide(h, n, class, max_age, match)
   end
 
   if #ranked == 0 then
-    -- Nobody holds it (cold copies of one prompt placed together would wait on each other's prefill).
-    return priced({least_queued(), 0, 'COLD', age, '0'}, 0)
+    -- Nobody holds it: with the prefill rate known, the engine with the least prefill queued (cold
+    -- copies placed together would wait on each other's prefill); else the least loaded.
+    local best = h.prefill_rate and soonest()
+    return priced({best or least_loaded(), 0, 'COLD', age, '0'}, 0)
   end
 
   -- Best holders: those matching within 10 % of the longest run are replicas of the same prefix

@@ -226,19 +226,6 @@ class PickFunctionITCase {
     }
 
     @Test
-    void aClassWhoseAffinityIsOffGoesWhereTheLeastPrefillIsQueued() {
-        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
-        redis.hset(layout.classesKey(), "batch", "off");
-        hold(1, "e2");
-        engine("e1", "READY", 2, 1);
-        engine("e2", "READY", 3, 1);
-        engine("e3", "READY", 0, 1);
-        assertThat(pick(router, chain, "batch")).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "NO_AFFINITY_CLASS");
-        // e3 has the 4-block prompt's 4 s queued (and 1 request); e1 nothing queued (2 requests): e1.
-        assertThat(pick(router, chain, "batch")).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "NO_AFFINITY_CLASS");
-    }
-
-    @Test
     void aHeavierWeightOnUncachedPrefillKeepsTheHolder() {
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
         hold(1, "e1");
