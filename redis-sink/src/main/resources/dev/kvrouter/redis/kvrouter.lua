@@ -61,7 +61,8 @@ end
 --   <res>:prefill         hash  engine -> queued_ms|at_ms: prefill placed there, drained in real time
 --   <res>:done:<engine>   zset  request id, scored by when it was reported done: requests the
 --                               engine's last load report still counts, one less each until the next
--- Every key expires reservation_ttl_ms after its last write: with no balancer left, nothing stays.
+-- Every key expires reservation_ttl_ms (done: DONE_KEEP_MS) after its last write: with no balancer
+-- left, nothing stays.
 local DEFAULT_RESERVATION_TTL_MS = 60000
 -- Reservations one engine keeps at most (the oldest leave first).
 local RESERVATION_CAP = 1024
