@@ -184,8 +184,16 @@ class ViewLifecycleITCase {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (System.nanoTime() < deadline) {
                 Map<String, String> now = new TreeMap<>();
-                for (String key : c.sync().scan(ScanArgs.Builder.matches(prefix + "g:*").limit(10_000)).getKeys()) {
-                    c.sync().hgetall(key).forEach((field, value) -> now.put(key.substring(prefix.length()) + " " + field, value));
+                // Every page of the scan: other tests' keys share this Redis, and one page covers only part of it.
+                io.lettuce.core.KeyScanCursor<String> page = c.sync().scan(ScanArgs.Builder.matches(prefix + "g:*").limit(10_000));
+                while (true) {
+                    for (String key : page.getKeys()) {
+                        c.sync().hgetall(key).forEach((field, value) -> now.put(key.substring(prefix.length()) + " " + field, value));
+                    }
+                    if (page.isFinished()) {
+                        break;
+                    }
+                    page = c.sync().scan(page, ScanArgs.Builder.matches(prefix + "g:*").limit(10_000));
                 }
                 if (!now.isEmpty() && now.equals(previous)) {
                     return now;
