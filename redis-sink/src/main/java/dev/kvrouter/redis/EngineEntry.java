@@ -58,10 +58,4 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
     public int load() {
         return waiting + running;
     }
-
-    /** The same engine with {@code requests} more waiting: a balancer's own picks its load report does not show yet. */
-    public EngineEntry plusWaiting(int requests) {
-        return requests == 0 ? this
-                : new EngineEntry(status, waiting + requests, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role, slots);
-    }
 }
