@@ -4,18 +4,18 @@
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
 local LAYOUT = 7
 
--- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots
+-- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps
 local function parse_engine(v)
   local f = {}
   for part in string.gmatch(v, '([^|]*)|?') do
     f[#f + 1] = part
-    if #f == 10 then break end
+    if #f == 11 then break end
   end
   return {
     status = f[1], waiting = tonumber(f[2]) or 0, running = tonumber(f[3]) or 0,
     kv = tonumber(f[4]) or 0, tau = tonumber(f[5]) or 1, epoch = f[6],
     unsynced = f[7] == '1', load_ms = tonumber(f[8]) or 0,
-    decode_only = f[9] == 'DECODE', slots = tonumber(f[10]) or 0,
+    decode_only = f[9] == 'DECODE', slots = tonumber(f[10]) or 0, prefill_rate = tonumber(f[11]) or 0,
   }
 end
 
@@ -125,6 +125,8 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now)
         local since = '(' .. e.load_ms
         e.load = math.max(0, e.load + redis.call('ZCOUNT', res .. ':engine:' .. flat[i], since, '+inf')
           - redis.call('ZCOUNT', res .. ':done:' .. flat[i], since, '+inf'))
+        -- The rate the engine prefills at, as its requests showed it; the configured one until known.
+        e.rate = e.prefill_rate > 0 and e.prefill_rate or h.prefill_rate
         engines[flat[i]] = e
         live = live + 1
         total_load = total_load + e.load
@@ -141,7 +143,7 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now)
   h.mean = live > 0 and total_load / live or 0
   h.decode_mean = decode_live > 0 and decode_load / decode_live or 0
 
-  -- The prefill every placement sent to an engine (its uncached tokens at the prefill rate), as a
+  -- The prefill every placement sent to an engine (its uncached tokens at its prefill rate), as a
   -- queue that drains in real time: how long a new request there waits for its own prefill.
   h.backlog, h.has_backlog = {}, false
   if h.prefill_rate then
@@ -188,7 +190,7 @@ local function reserve(h, result, request, n)
     redis.call('PEXPIRE', key, ttl)
   end
   if h.prefill_rate then
-    local queued = (h.backlog[engine] or 0) + tokens / h.prefill_rate * 1000
+    local queued = (h.backlog[engine] or 0) + tokens / h.engines[engine].rate * 1000
     redis.call('HSET', res .. ':prefill', engine, string.format('%.1f|%d', queued, now))
     -- An engine whose queue drained long ago leaves the hash (engines come and go).
     for id, left in pairs(h.backlog) do
@@ -242,13 +244,14 @@ local function decide(h, n, class, max_age, match)
   -- recomputing it (a transfer); else it is a cold start.
   local function priced(result, best_depth)
     local outcome, tokens, saved_ms = 'COLD', 0, 0
+    local rate = engines[result[1]] and engines[result[1]].rate or h.prefill_rate
     if result[2] > 0 then
       outcome, tokens = 'HIT', result[2] * h.chunk
-      if h.prefill_rate then saved_ms = tokens / h.prefill_rate * 1000 end
-    elseif best_depth > 0 and h.kv_bytes and h.prefill_rate and h.fabric then
+      if rate then saved_ms = tokens / rate * 1000 end
+    elseif best_depth > 0 and h.kv_bytes and rate and h.fabric then
       local t = best_depth * h.chunk
       local transfer_ms = t * h.kv_bytes / h.fabric * 1000
-      local prefill_ms = t / h.prefill_rate * 1000
+      local prefill_ms = t / rate * 1000
       if transfer_ms < prefill_ms then
         outcome, tokens, saved_ms = 'TRANSFER', t, prefill_ms - transfer_ms
       end
@@ -318,12 +321,12 @@ local function decide(h, n, class, max_age, match)
     return priced({least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
   end
   -- The least delay, with the prefill rate known: the prefill already placed on an engine (by every
-  -- balancer), plus the prefill of the prompt's blocks that engine lacks weighted by
-  -- uncached_prefill_weight (3: for this request's first token, for the requests queued behind its
-  -- prefill there, and for the cache room a second copy of another engine's blocks takes). Ties:
-  -- the longer run, the lower load, the id.
+  -- balancer), plus the prefill of the prompt's blocks that engine lacks at that engine's rate,
+  -- weighted by uncached_prefill_weight (3: for this request's first token, for the requests queued
+  -- behind its prefill there, and for the cache room a second copy of another engine's blocks takes).
+  -- Ties: the longer run, the lower load, the id.
   local function delay(id)
-    return (h.backlog[id] or 0) + h.miss_weight * (n - (depth[id] or 0)) * h.chunk / h.prefill_rate * 1000
+    return (h.backlog[id] or 0) + h.miss_weight * (n - (depth[id] or 0)) * h.chunk / engines[id].rate * 1000
   end
   local function sooner(a, b)
     local ta, tb = delay(a), delay(b)
@@ -369,8 +372,9 @@ local function decide(h, n, class, max_age, match)
   local first = ranked[1]
   local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
   if not why then
-    -- Another engine takes the request from the best holder only with strictly less delay.
-    if h.has_backlog then
+    -- Another engine takes the request from the best holder only with strictly less delay (prefill
+    -- queued there, or an engine that prefills slower than the others).
+    if h.prefill_rate then
       local best = soonest()
       if best and delay(best) < delay(first) then return placed(best, 'SPILL_BUSY') end
     end

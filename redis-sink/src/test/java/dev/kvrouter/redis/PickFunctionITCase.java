@@ -195,6 +195,25 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aHolderThatPrefillsSlowerIsPricedAtItsOwnRate() {
+        // Configured 16 tokens/s: a 16-token block is a second. e1 holds 2 of the 4 blocks but was
+        // measured at 4 tokens/s: its 2 missing blocks cost 2 × 2 × 4 s = 16 s there, the whole
+        // prompt 2 × 4 × 1 s = 8 s elsewhere.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "2"));
+        hold(1, "e1");
+        hold(2, "e1");
+        learnedRate("e1", 1, 4);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 0, "SPILL_BUSY");
+        // Measured at 64 tokens/s: 2 × 2 × 0.25 s = 1 s on e1. It keeps the request, and the prefill
+        // queued there is its 2 uncached blocks at its own rate: 0.5 s.
+        learnedRate("e1", 1, 64);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e1", 2, "AFFINITY");
+        assertThat(redis.hget(layout.reservationsKey() + ":prefill", "e1")).startsWith("500.0|");
+    }
+
+    @Test
     void requestsSpilledFromABusyHolderGoWhereTheyCostTheLeastDelayNotOnlyTheLeastLoad() {
         // 16 tokens/s: a 16-token block of prefill is a second. e1 holds the whole prompt but is busy.
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
@@ -492,6 +511,11 @@ class PickFunctionITCase {
 
     private void engine(String id, String status, int load, long epoch, String role) {
         redis.hset(layout.enginesKey(), id, new EngineEntry(status, load, 0, 500, TAU, epoch, false, now, role).encode());
+    }
+
+    private void learnedRate(String id, int load, int prefillTokensPerS) {
+        redis.hset(layout.enginesKey(), id, new EngineEntry("READY", load, 0, 500, TAU, 1, false, now, EngineEntry.BOTH, 0,
+                prefillTokensPerS).encode());
     }
 
     /** Block at 1-based position held by engines stored now, epoch 1. */

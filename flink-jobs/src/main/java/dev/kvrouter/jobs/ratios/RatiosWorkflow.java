@@ -4,6 +4,7 @@ import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.jobs.alerts.AlertRules;
+import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.jobs.policy.AffinitySwitch;
@@ -11,6 +12,7 @@ import dev.kvrouter.jobs.replicas.HotPrefix;
 import dev.kvrouter.jobs.view.RoutingViewConfig;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
+import dev.kvrouter.jobs.view.model.PrefillSample;
 import dev.kvrouter.jobs.view.model.RawRecord;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
@@ -47,9 +49,11 @@ public final class RatiosWorkflow {
 
     /**
      * What the routing view takes from the requests: hot prefixes, for its replica planner, and
-     * confirmations (the blocks each completed request found cached on its engine), for the table.
+     * confirmations (the blocks each completed request found cached on its engine), for the table;
+     * and each completed request's prefill, for its engine's prefill rate.
      */
-    public record Outputs(DataStream<HotPrefix> hotPrefixes, DataStream<LocationUpdate> confirmations) {}
+    public record Outputs(DataStream<HotPrefix> hotPrefixes, DataStream<LocationUpdate> confirmations,
+                          DataStream<PrefillSample> prefills) {}
 
     private RatiosWorkflow() {}
 
@@ -136,7 +140,24 @@ public final class RatiosWorkflow {
         DataStream<LocationUpdate> confirmations = joined
                 .flatMap((JoinedRequest r, Collector<LocationUpdate> out) -> confirmations(r, chunkTokens, tagDepth, out))
                 .returns(TypeInformation.of(LocationUpdate.class)).name("cached blocks confirmed").uid("confirmations");
-        return new Outputs(classed.getSideOutput(ClassAssigner.HOT_PREFIXES), confirmations);
+        DataStream<PrefillSample> prefills = outcomes
+                .flatMap((RequestOutcome o, Collector<PrefillSample> out) -> prefill(o).ifPresent(out::collect))
+                .returns(TypeInformation.of(PrefillSample.class)).name("prefills").uid("prefills");
+        return new Outputs(classed.getSideOutput(ClassAssigner.HOT_PREFIXES), confirmations, prefills);
+    }
+
+    /**
+     * The prefill a completed request took: the prompt tokens its engine computed (neither cached
+     * nor transferred) over its time to first token less its queue wait; none when it failed or
+     * computed nothing.
+     */
+    static Optional<PrefillSample> prefill(RequestOutcome o) {
+        int computed = o.getPromptTokens() - o.getCachedTokens() - o.getTransferredTokens();
+        double ms = o.getTtftMs() - o.getQueueMs();
+        if (o.getStatus() != OutcomeStatus.OK || computed <= 0 || !(ms > 0) || Double.isInfinite(ms)) {
+            return Optional.empty();
+        }
+        return Optional.of(new PrefillSample(o.getEngineId(), computed, ms, o.getTsMs()));
     }
 
     /**

@@ -12,6 +12,7 @@ import dev.kvrouter.jobs.ratios.RatiosWorkflow;
 import dev.kvrouter.jobs.replicas.HotPrefix;
 import dev.kvrouter.jobs.replicas.ReplicaPlanner;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
+import dev.kvrouter.jobs.view.functions.EngineTable;
 import dev.kvrouter.jobs.view.functions.EngineTracker;
 import dev.kvrouter.jobs.view.functions.FleetLoad;
 import dev.kvrouter.jobs.view.functions.PrefixLocationTable;
@@ -19,8 +20,8 @@ import dev.kvrouter.jobs.view.functions.UseConfirmer;
 import dev.kvrouter.jobs.view.functions.Validation;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
+import dev.kvrouter.jobs.view.model.PrefillSample;
 import dev.kvrouter.jobs.view.model.RawRecord;
-import dev.kvrouter.redis.EngineEntry;
 import dev.kvrouter.redis.ViewWrite;
 import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.view.ViewChange;
@@ -38,7 +39,9 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  * kv events ─ decode+validate ─┐                         ┌─ dead letters
  * engine load ─ decode+validate┴─ EngineTracker (by engine) ─ PrefixLocationTable (by block) ─ Redis view
  * cached blocks requests found (ratios) ─ UseConfirmer (by engine, with engine status) ─┘
- *                                   └─ engine status ─ Redis engine table, engine-state topic,
+ *                                   └─ engine status ─ EngineTable (by engine, with the prefills
+ *                                                      requests took there: its prefill rate) ─ Redis engine table;
+ *                                                      engine-state topic,
  *                                                      fleet load (mean, Gini, hot engines) ─ Redis meta
  *                                                              └─ view changelog topic
  * hot prefixes (ratios) ─ PrefixLocationTable (holders of the first block) ─ ReplicaPlanner (with
@@ -49,10 +52,10 @@ public final class RoutingViewWorkflow {
 
     /**
      * Raw Kafka records of the two input topics, and what the ratios workflow finds: hot prefixes
-     * and the cached blocks completed requests confirm ({@link RatiosWorkflow.Outputs}).
+     * the cached blocks completed requests confirm and their prefills ({@link RatiosWorkflow.Outputs}).
      */
     public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad, DataStream<HotPrefix> hotPrefixes,
-                          DataStream<LocationUpdate> confirmations) {}
+                          DataStream<LocationUpdate> confirmations, DataStream<PrefillSample> prefills) {}
 
     public record Sinks(Sink<ViewWrite> view, Sink<ViewChange> viewChanges, Sink<EngineStateChange> engineStates,
                         Sink<DeadLetter> deadLetters, Sink<Alert> alerts, Sink<ReplicationRecommendation> recommendations) {}
@@ -102,8 +105,10 @@ public final class RoutingViewWorkflow {
         blockWrites.getSideOutput(PrefixLocationTable.VIEW_CHANGES)
                 .sinkTo(sinks.viewChanges()).name("view changelog").uid("sink-view-changelog");
 
-        DataStream<ViewWrite> engineWrites = status
-                .map(RoutingViewWorkflow::engineWrite).returns(TypeInformation.of(ViewWrite.class))
+        // Dead engines leave the engine table; pick then ignores every entry of theirs.
+        KeySelector<PrefillSample, String> sampledOn = p -> p.engine;
+        DataStream<ViewWrite> engineWrites = status.keyBy(statusEngine).connect(sources.prefills().keyBy(sampledOn))
+                .process(new EngineTable(config.costPrefillTokensPerS())).returns(TypeInformation.of(ViewWrite.class))
                 .name("engine table").uid("engine-table");
         KeySelector<EngineStatus, String> fleet = s -> FleetLoad.FLEET;
         SingleOutputStreamOperator<ViewWrite> fleetWrites = status.keyBy(fleet)
@@ -125,13 +130,6 @@ public final class RoutingViewWorkflow {
                 .map(RoutingViewWorkflow::stateChange).returns(TypeInformation.of(EngineStateChange.class))
                 .name("engine state").uid("engine-state")
                 .sinkTo(sinks.engineStates()).name("engine-state topic").uid("sink-engine-state");
-    }
-
-    /** Dead engines leave the engine table; pick then ignores every entry of theirs. */
-    public static ViewWrite engineWrite(EngineStatus s) {
-        EngineEntry entry = "DEAD".equals(s.health) ? null : new EngineEntry(s.health, s.waiting, s.running,
-                (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs), s.epoch, s.unsynced, s.loadAtMs, s.role, s.slots);
-        return ViewWrite.engine(s.engine, entry, s.tsMs);
     }
 
     static EngineStateChange stateChange(EngineStatus s) {

@@ -2,6 +2,8 @@ package dev.kvrouter.jobs.ratios;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.events.OutcomeStatus;
+import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +36,29 @@ class RatiosWorkflowTest {
                 .setRequestId("r").setEngineId("e1").setPromptTokens(64).setCachedTokens(64).setTransferredTokens(0)
                 .setQueueMs(0).setTtftMs(1).setOutputTokens(1).setStatus(dev.kvrouter.events.OutcomeStatus.OK).setTsMs(1).build());
         assertThat(confirmations(noDecision)).as("an outcome alone names no blocks").isEmpty();
+    }
+
+    @Test
+    void aCompletedRequestsPrefillIsTheTokensItsEngineComputedOverItsTimeToFirstTokenLessItsQueueWait() {
+        dev.kvrouter.jobs.view.model.PrefillSample p = RatiosWorkflow.prefill(outcome(1_000, 200, 100, 30, 530, OutcomeStatus.OK))
+                .orElseThrow();
+        assertThat(p.engine).isEqualTo("e1");
+        assertThat(p.tokens).as("1000 prompt tokens, 200 cached, 100 transferred").isEqualTo(700);
+        assertThat(p.ms).isEqualTo(500);
+        assertThat(p.atMs).isEqualTo(9_000);
+    }
+
+    @Test
+    void aFailedRequestOrOneThatComputedNothingIsNoPrefill() {
+        assertThat(RatiosWorkflow.prefill(outcome(1_000, 0, 0, 30, 530, OutcomeStatus.ERROR))).isEmpty();
+        assertThat(RatiosWorkflow.prefill(outcome(1_000, 1_000, 0, 30, 40, OutcomeStatus.OK))).as("all cached").isEmpty();
+        assertThat(RatiosWorkflow.prefill(outcome(1_000, 0, 0, 30, 30, OutcomeStatus.OK))).as("no time taken").isEmpty();
+    }
+
+    private static RequestOutcome outcome(int prompt, int cached, int transferred, double queueMs, double ttftMs, OutcomeStatus status) {
+        return RequestOutcome.newBuilder().setRequestId("r").setEngineId("e1").setPromptTokens(prompt).setCachedTokens(cached)
+                .setTransferredTokens(transferred).setQueueMs(queueMs).setTtftMs(ttftMs).setOutputTokens(1).setStatus(status)
+                .setTsMs(9_000).build();
     }
 
     @Test

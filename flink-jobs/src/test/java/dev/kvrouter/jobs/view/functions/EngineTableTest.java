@@ -1,0 +1,100 @@
+package dev.kvrouter.jobs.view.functions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.jobs.view.model.EngineStatus;
+import dev.kvrouter.jobs.view.model.PrefillSample;
+import dev.kvrouter.redis.EngineEntry;
+import dev.kvrouter.redis.ViewWrite;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class EngineTableTest {
+
+    private static final double CONFIGURED = 10_000;
+
+    private KeyedTwoInputStreamOperatorTestHarness<String, EngineStatus, PrefillSample, ViewWrite> harness;
+
+    @BeforeEach
+    void open() throws Exception {
+        harness = ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(new EngineTable(CONFIGURED),
+                s -> s.engine, p -> p.engine, Types.STRING);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        harness.close();
+    }
+
+    @Test
+    void anEngineIsAtTheConfiguredRateUntilItsRequestsShowItsOwn() throws Exception {
+        harness.processElement1(status("READY", 1_000), 1_000);
+        assertThat(lastEntry().prefillTokensPerS()).as("no request yet: unknown").isZero();
+        assertThat(lastEntry()).extracting(EngineEntry::status, EngineEntry::waiting, EngineEntry::slots)
+                .containsExactly("READY", 2, 8);
+
+        // A quarter of the configured rate, over ten requests of 2.5 s of prefill each: the prior
+        // (250 ms at 10 000 tokens/s) hardly moves it.
+        for (int i = 0; i < 10; i++) {
+            harness.processElement2(new PrefillSample("e1", 6_250, 2_500, 1_000 + i * 100), 1_000 + i * 100);
+        }
+        harness.processElement1(status("READY", 2_000), 2_000);
+        assertThat(lastEntry().prefillTokensPerS()).isBetween(2_500, 2_700);
+    }
+
+    @Test
+    void anEngineThatGetsNoMoreRequestsDriftsBackToTheConfiguredRate() throws Exception {
+        harness.processElement1(status("READY", 1_000), 1_000);
+        harness.processElement2(new PrefillSample("e1", 2_500, 1_000, 1_000), 1_000);
+        harness.processElement1(status("READY", 1_000), 1_000);
+        int slow = lastEntry().prefillTokensPerS();
+        harness.processElement1(status("READY", 31_000), 31_000);
+        int later = lastEntry().prefillTokensPerS();
+        harness.processElement1(status("READY", 91_000), 91_000);
+        int muchLater = lastEntry().prefillTokensPerS();
+        assertThat(slow).as("2 500 tokens/s against the prior").isLessThanOrEqualTo(4_000);
+        assertThat(later).isGreaterThan(slow).isLessThan(muchLater);
+        assertThat(muchLater).isGreaterThan(9_900).isLessThanOrEqualTo(10_000);
+    }
+
+    @Test
+    void aDeadEngineLeavesTheTableAndItsStateGoesAndSamplesOfAnUnknownEngineKeepNothing() throws Exception {
+        harness.processElement2(new PrefillSample("e1", 1_000, 100, 500), 500);
+        assertThat(harness.numKeyedStateEntries()).as("not known to the tracker yet").isZero();
+
+        harness.processElement1(status("READY", 1_000), 1_000);
+        harness.processElement2(new PrefillSample("e1", 1_000, 100, 1_100), 1_100);
+        assertThat(harness.numKeyedStateEntries()).isEqualTo(1);
+
+        harness.processElement1(status("DEAD", 5_000), 5_000);
+        List<ViewWrite> out = harness.extractOutputValues();
+        assertThat(out.get(out.size() - 1).value).as("the engine's field is deleted").isNull();
+        assertThat(harness.numKeyedStateEntries()).isZero();
+        assertThat(harness.numEventTimeTimers() + harness.numProcessingTimeTimers()).isZero();
+    }
+
+    private EngineEntry lastEntry() {
+        List<ViewWrite> out = harness.extractOutputValues();
+        return EngineEntry.decode(out.get(out.size() - 1).value);
+    }
+
+    private static EngineStatus status(String health, long tsMs) {
+        EngineStatus s = new EngineStatus();
+        s.engine = "e1";
+        s.health = health;
+        s.waiting = 2;
+        s.running = 8;
+        s.slots = 8;
+        s.kvUsage = 0.5;
+        s.residencyMs = 60_000;
+        s.epoch = 1;
+        s.tsMs = tsMs;
+        s.loadAtMs = tsMs;
+        return s;
+    }
+}
