@@ -25,20 +25,18 @@ public final class Fleet implements FleetView {
     private final Map<String, Integer> index = new HashMap<>();
     private final EventSink sink;
     private final PolicyMetrics metrics;
-    private final long wallOriginMs;
     private final VirtualClock clock;
     private long pending;
 
-    public Fleet(Policy policy, int size, EngineConfig config, VirtualClock clock, EventSink sink, long wallOriginMs, double windowMs) {
+    public Fleet(Policy policy, int size, EngineConfig config, VirtualClock clock, EventSink sink, double windowMs) {
         this.policy = policy;
         this.sink = sink;
         this.clock = clock;
-        this.wallOriginMs = wallOriginMs;
         this.metrics = new PolicyMetrics(policy.name(), size, windowMs);
         for (int e = 0; e < size; e++) {
             String id = "sim-engine-" + e;
             index.put(id, e);
-            engines.add(new SimEngine(id, config, clock, sink, wallOriginMs, this::completed));
+            engines.add(new SimEngine(id, config, clock, sink, this::completed));
         }
     }
 
@@ -80,7 +78,7 @@ public final class Fleet implements FleetView {
             sink.decision(RoutingDecision.newBuilder().setRequestId(requestId).setClientId(request.clientId())
                     .setPrefixClass(request.requestClass()).setModel(engine.config().model()).setEngineId(engine.id())
                     .setPredictedCachedBlocks(route.predictedBlocks()).setReason(route.reason())
-                    .setTsMs(wallOriginMs + (long) clock.nowMs()).setPromptBlockHashes(hashes)
+                    .setTsMs(clock.epochMs()).setPromptBlockHashes(hashes)
                     .setBestHolderBlocks(route.bestHolderBlocks()).build());
         }
         metrics.arrived(p, route.engine());

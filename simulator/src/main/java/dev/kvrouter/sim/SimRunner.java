@@ -85,10 +85,9 @@ public final class SimRunner {
     public Result run(Workload workload, List<FleetSpec> specs, long expectedRequests) throws InterruptedException {
         long wallStart = System.nanoTime();
         VirtualClock clock = new VirtualClock(settings.speed());
-        long wallOriginMs = System.currentTimeMillis();
         List<Fleet> fleets = new ArrayList<>();
         for (FleetSpec spec : specs) {
-            fleets.add(new Fleet(spec.policy().get(), settings.engines(), settings.engine(), clock, spec.sink(), wallOriginMs, settings.windowMs()));
+            fleets.add(new Fleet(spec.policy().get(), settings.engines(), settings.engine(), clock, spec.sink(), settings.windowMs()));
         }
         CanonicalBlockHasher hasher = new CanonicalBlockHasher(settings.engine().blockTokens());
         Iterator<SimRequest> requests = workload.requests();

@@ -14,13 +14,20 @@ public final class VirtualClock {
     private final PriorityQueue<Event> queue = new PriorityQueue<>((a, b) -> a.atMs != b.atMs
             ? Double.compare(a.atMs, b.atMs) : Long.compare(a.order, b.order));
     private final double speed;
+    private final long originEpochMs;
     private double nowMs;
     private long scheduled;
     private long wallStartNanos = -1;
 
     /** @param speed virtual seconds per wall second when paced; 0 or less runs unpaced */
     public VirtualClock(double speed) {
+        this(speed, System.currentTimeMillis());
+    }
+
+    /** @param originEpochMs epoch milliseconds of virtual time 0, for the records' timestamps when unpaced */
+    public VirtualClock(double speed, long originEpochMs) {
         this.speed = speed;
+        this.originEpochMs = originEpochMs;
     }
 
     public static VirtualClock unpaced() {
@@ -29,6 +36,17 @@ public final class VirtualClock {
 
     public double nowMs() {
         return nowMs;
+    }
+
+    /**
+     * The timestamp a simulated engine puts on a record now, in epoch milliseconds. Paced (a real
+     * pipeline in the loop), the wall clock's: as a real engine stamps with its own clock, which
+     * agrees with the pipeline's (Redis {@code TIME}) — every placement made before a record's time
+     * is in what the record says, even when the simulation runs behind its pace. Unpaced, virtual
+     * time from the origin.
+     */
+    public long epochMs() {
+        return paced() ? System.currentTimeMillis() : originEpochMs + (long) nowMs;
     }
 
     public boolean paced() {

@@ -54,7 +54,6 @@ public final class SimEngine {
     private final EngineConfig config;
     private final VirtualClock clock;
     private final EventSink sink;
-    private final long wallOriginMs;
     private final Consumer<Completion> onCompletion;
     private final PrefixCache cache;
     private final ArrayDeque<Job> waiting = new ArrayDeque<>();
@@ -72,15 +71,14 @@ public final class SimEngine {
     private double prefillFactor = 1;
 
     /**
-     * @param wallOriginMs  epoch milliseconds of virtual time 0, for the records' timestamps
+     * @param clock         also the records' timestamps ({@link VirtualClock#epochMs()})
      * @param onCompletion  told of every request's end, OK or not
      */
-    public SimEngine(String id, EngineConfig config, VirtualClock clock, EventSink sink, long wallOriginMs, Consumer<Completion> onCompletion) {
+    public SimEngine(String id, EngineConfig config, VirtualClock clock, EventSink sink, Consumer<Completion> onCompletion) {
         this.id = id;
         this.config = config;
         this.clock = clock;
         this.sink = sink;
-        this.wallOriginMs = wallOriginMs;
         this.onCompletion = onCompletion;
         this.cache = new PrefixCache(config.capacityBlocks());
     }
@@ -190,7 +188,7 @@ public final class SimEngine {
     }
 
     public EngineLoad loadReport() {
-        return EngineLoad.newBuilder().setEngineId(id).setModel(config.model()).setTsMs(wallMs())
+        return EngineLoad.newBuilder().setEngineId(id).setModel(config.model()).setTsMs(clock.epochMs())
                 .setWaiting(waiting.size()).setRunning(running.size())
                 .setKvBlocksUsed(cache.pinned()).setKvBlocksCapacity(config.capacityBlocks())
                 .setLifecycle(EngineLifecycle.READY).setHeartbeatIntervalMs(config.heartbeatMs()).build();
@@ -340,7 +338,7 @@ public final class SimEngine {
             sink.outcome(RequestOutcome.newBuilder().setRequestId(job.placement.requestId()).setEngineId(id)
                     .setPromptTokens(job.placement.request().promptTokens()).setCachedTokens(cachedTokens)
                     .setQueueMs(queueMs).setTtftMs(ttftMs).setOutputTokens(ok ? job.placement.request().outputTokens() : 0)
-                    .setStatus(status).setTsMs(wallMs()).build());
+                    .setStatus(status).setTsMs(clock.epochMs()).build());
         }
         onCompletion.accept(c);
     }
@@ -403,7 +401,7 @@ public final class SimEngine {
         }
         if (sink.enabled()) {
             sink.kvEvents(KvEventBatch.newBuilder().setEngineId(id).setModel(config.model()).setSeq(seq)
-                    .setTsMs(wallMs()).setEvents(events).build());
+                    .setTsMs(clock.epochMs()).setEvents(events).build());
         }
     }
 
@@ -415,7 +413,4 @@ public final class SimEngine {
         return z ^ (z >>> 33);
     }
 
-    private long wallMs() {
-        return wallOriginMs + (long) clock.nowMs();
-    }
 }

@@ -29,10 +29,10 @@ class SimEngineTest {
     private static final EngineConfig CONFIG = new EngineConfig("m", 4, 6, 1_000, 100, 1, 1_000);
     private static final CanonicalBlockHasher HASHER = new CanonicalBlockHasher(4);
 
-    private final VirtualClock clock = VirtualClock.unpaced();
+    private final VirtualClock clock = new VirtualClock(0, 1_000_000);
     private final InMemorySink sink = new InMemorySink();
     private final List<Completion> done = new ArrayList<>();
-    private final SimEngine engine = new SimEngine("e1", CONFIG, clock, sink, 1_000_000, done::add);
+    private final SimEngine engine = new SimEngine("e1", CONFIG, clock, sink, done::add);
 
     private static Placement placement(String id, Prompt prompt, int output) {
         SimRequest r = new SimRequest(0, 0, "c", "client", prompt, output);
