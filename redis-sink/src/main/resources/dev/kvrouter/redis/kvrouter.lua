@@ -134,6 +134,18 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now)
     end
   end
   h.engines, h.decoders = engines, decoders
+  -- An engine whose slots are not learned yet (it never had requests waiting) is taken to have as
+  -- many as the smallest engine that has: else it would look free while full and take every
+  -- request spilled from the full ones until it is hot.
+  local fewest
+  for _, e in pairs(engines) do
+    if e.slots > 0 and (not fewest or e.slots < fewest) then fewest = e.slots end
+  end
+  if fewest then
+    for _, e in pairs(engines) do
+      if e.slots == 0 then e.slots = fewest end
+    end
+  end
   -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting is
   -- everywhere and a full engine is no reason to leave the cache.
   h.free_slots = false

@@ -147,6 +147,21 @@ class PickFunctionITCase {
     }
 
     @Test
+    void anEngineWhoseSlotsAreNotLearnedYetHasAsManyAsTheSmallestKnownNotAFreeOne() {
+        hold(1, "e1");
+        hold(2, "e1");
+        redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 4, 500, TAU, 1, false, now, "BOTH", 4).encode());
+        redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", 1, 3, 500, TAU, 1, false, now, "BOTH", 3).encode());
+        // e2 never had requests waiting: its slots are unknown, taken as 3. It runs 4: full too.
+        engine("e2", "READY", 4, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("every engine full: the holder keeps it").containsExactly("e1", 2, "AFFINITY");
+        engine("e2", "READY", 2, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("e2 has a slot free").containsExactly("e2", 0, "SPILL_BUSY");
+    }
+
+    @Test
     void aHotHolderAboveKTimesTheFleetMeanIsSpilledFrom() {
         hold(1, "e2");
         engine("e2", "READY", 100, 1);
