@@ -2,7 +2,7 @@ package dev.kvrouter.redis;
 
 /**
  * An engine as the view publishes it, the value of its field in {@code <prefix>engines}:
- * {@code status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps}.
+ * {@code status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms}.
  *
  * @param status      READY, BUSY, SUSPECT, DRAINING (DEAD and RESTARTED engines are removed)
  * @param kvPermille  KV cache usage in thousandths
@@ -18,9 +18,12 @@ package dev.kvrouter.redis;
  *                    waited); 0 while unknown. A request placed where all are taken waits for one to finish.
  * @param prefillTokensPerS the rate the engine prefills at, learned by the job from its requests' outcomes;
  *                    0 while unknown (the pick then assumes {@code prefill_tokens_per_s} of the meta key)
+ * @param slotMs      the mean time a request holds one of the engine's slots, start to end, learned by the job
+ *                    from its requests; 0 while unknown. With every slot taken, a request waits about
+ *                    {@code slotMs / slots} per request ahead of it.
  */
 public record EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch,
-                          boolean unsynced, long loadAtMs, String role, int slots, int prefillTokensPerS) {
+                          boolean unsynced, long loadAtMs, String role, int slots, int prefillTokensPerS, int slotMs) {
 
     public static final String BOTH = "BOTH";
     public static final String DECODE = "DECODE";
@@ -28,24 +31,24 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
     /** A unified-serving engine (role BOTH). */
     public EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch, boolean unsynced,
                        long loadAtMs) {
-        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, BOTH, 0, 0);
+        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, BOTH, 0, 0, 0);
     }
 
     /** An engine whose slots are not known yet. */
     public EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch, boolean unsynced,
                        long loadAtMs, String role) {
-        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role, 0, 0);
+        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role, 0, 0, 0);
     }
 
-    /** An engine whose prefill rate is not known yet. */
+    /** An engine whose speeds are not known yet. */
     public EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch, boolean unsynced,
                        long loadAtMs, String role, int slots) {
-        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role, slots, 0);
+        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role, slots, 0, 0);
     }
 
     public String encode() {
         return status + '|' + waiting + '|' + running + '|' + kvPermille + '|' + tauMs + '|' + epoch + '|'
-                + (unsynced ? '1' : '0') + '|' + loadAtMs + '|' + role + '|' + slots + '|' + prefillTokensPerS;
+                + (unsynced ? '1' : '0') + '|' + loadAtMs + '|' + role + '|' + slots + '|' + prefillTokensPerS + '|' + slotMs;
     }
 
     public static EngineEntry decode(String value) {
@@ -56,7 +59,8 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
         return new EngineEntry(f[0], Integer.parseInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]),
                 Long.parseLong(f[4]), Long.parseLong(f[5]), "1".equals(f[6]), Long.parseLong(f[7]),
                 f.length > 8 && !f[8].isEmpty() ? f[8] : BOTH, f.length > 9 && !f[9].isEmpty() ? Integer.parseInt(f[9]) : 0,
-                f.length > 10 && !f[10].isEmpty() ? Integer.parseInt(f[10]) : 0);
+                f.length > 10 && !f[10].isEmpty() ? Integer.parseInt(f[10]) : 0,
+                f.length > 11 && !f[11].isEmpty() ? Integer.parseInt(f[11]) : 0);
     }
 
     /** A decode-pool engine: it takes hand-offs, not prompts. */

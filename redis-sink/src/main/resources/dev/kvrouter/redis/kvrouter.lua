@@ -4,18 +4,19 @@
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
 local LAYOUT = 7
 
--- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps
+-- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms
 local function parse_engine(v)
   local f = {}
   for part in string.gmatch(v, '([^|]*)|?') do
     f[#f + 1] = part
-    if #f == 11 then break end
+    if #f == 12 then break end
   end
   return {
     status = f[1], waiting = tonumber(f[2]) or 0, running = tonumber(f[3]) or 0,
     kv = tonumber(f[4]) or 0, tau = tonumber(f[5]) or 1, epoch = f[6],
     unsynced = f[7] == '1', load_ms = tonumber(f[8]) or 0,
     decode_only = f[9] == 'DECODE', slots = tonumber(f[10]) or 0, prefill_rate = tonumber(f[11]) or 0,
+    slot_ms = tonumber(f[12]) or 0,
   }
 end
 
@@ -332,13 +333,19 @@ local function decide(h, n, class, max_age, match)
   if class ~= '' and redis.call('HGET', h.classes, class) == 'off' then
     return priced({least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
   end
-  -- The least delay, with the prefill rate known: the prefill already placed on an engine (by every
-  -- balancer), plus the prefill of the prompt's blocks that engine lacks at that engine's rate,
-  -- weighted by uncached_prefill_weight (3: for this request's first token, for the requests queued
-  -- behind its prefill there, and for the cache room a second copy of another engine's blocks takes).
-  -- Ties: the longer run, the lower load, the id.
+  -- The least delay, with the prefill rate known: until the request can start on an engine (the
+  -- prefill already placed there by every balancer, or, with every slot taken, a slot freeing: the
+  -- engine's mean slot time over its slots per request ahead), plus the prefill of the prompt's
+  -- blocks that engine lacks at that engine's rate, weighted by uncached_prefill_weight (3: for this
+  -- request's first token, for the requests queued behind its prefill there, and for the cache room a
+  -- second copy of another engine's blocks takes). Ties: the longer run, the lower load, the id.
   local function delay(id)
-    return (h.backlog[id] or 0) + h.miss_weight * (n - (depth[id] or 0)) * h.chunk / engines[id].rate * 1000
+    local e = engines[id]
+    local start = h.backlog[id] or 0
+    if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
+      start = math.max(start, (e.load - e.slots + 1) * e.slot_ms / e.slots)
+    end
+    return start + h.miss_weight * (n - (depth[id] or 0)) * h.chunk / e.rate * 1000
   end
   local function sooner(a, b)
     local ta, tb = delay(a), delay(b)

@@ -162,6 +162,31 @@ class PickFunctionITCase {
     }
 
     @Test
+    void withEverySlotTakenTheHolderKeepsARequestUntilASlotElsewhereComesSoonerThanThePrefillItSaves() {
+        // 16 tokens/s, weight 2: the 4-block prompt costs 2 × 4 s = 8 s where it is not cached.
+        // Every engine has 4 slots, all taken, and holds a request 4 s: 1 s per request ahead.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "2"));
+        for (int position = 1; position <= 4; position++) {
+            hold(position, "e1");
+        }
+        full("e1", 0);
+        full("e2", 1);
+        full("e3", 0);
+        // e1: 1 s to a slot; e3: 1 s + 8 s.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e1", 4, "AFFINITY");
+        // e1 with 9 waiting (and the request just placed): 10 s or more to a slot; e3 still 9 s, e2 10 s.
+        full("e1", 9);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 0, "SPILL_BUSY");
+    }
+
+    private void full(String id, int waiting) {
+        redis.hset(layout.enginesKey(), id, new EngineEntry("READY", waiting, 4, 500, TAU, 1, false, now, EngineEntry.BOTH, 4,
+                0, 4_000).encode());
+    }
+
+    @Test
     void aHotHolderAboveKTimesTheFleetMeanIsSpilledFrom() {
         hold(1, "e2");
         engine("e2", "READY", 100, 1);
@@ -530,7 +555,7 @@ class PickFunctionITCase {
 
     private void learnedRate(String id, int load, int prefillTokensPerS) {
         redis.hset(layout.enginesKey(), id, new EngineEntry("READY", load, 0, 500, TAU, 1, false, now, EngineEntry.BOTH, 0,
-                prefillTokensPerS).encode());
+                prefillTokensPerS, 0).encode());
     }
 
     /** Block at 1-based position held by engines stored now, epoch 1. */

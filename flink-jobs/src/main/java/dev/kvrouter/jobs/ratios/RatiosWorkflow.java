@@ -12,7 +12,7 @@ import dev.kvrouter.jobs.replicas.HotPrefix;
 import dev.kvrouter.jobs.view.RoutingViewConfig;
 import dev.kvrouter.jobs.view.functions.DecodeFunction;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
-import dev.kvrouter.jobs.view.model.PrefillSample;
+import dev.kvrouter.jobs.view.model.RequestSample;
 import dev.kvrouter.jobs.view.model.RawRecord;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
@@ -50,10 +50,10 @@ public final class RatiosWorkflow {
     /**
      * What the routing view takes from the requests: hot prefixes, for its replica planner, and
      * confirmations (the blocks each completed request found cached on its engine), for the table;
-     * and each completed request's prefill, for its engine's prefill rate.
+     * and what each completed request shows of its engine's speed (prefill rate, slot time).
      */
     public record Outputs(DataStream<HotPrefix> hotPrefixes, DataStream<LocationUpdate> confirmations,
-                          DataStream<PrefillSample> prefills) {}
+                          DataStream<RequestSample> engineSpeeds) {}
 
     private RatiosWorkflow() {}
 
@@ -140,10 +140,26 @@ public final class RatiosWorkflow {
         DataStream<LocationUpdate> confirmations = joined
                 .flatMap((JoinedRequest r, Collector<LocationUpdate> out) -> confirmations(r, chunkTokens, tagDepth, out))
                 .returns(TypeInformation.of(LocationUpdate.class)).name("cached blocks confirmed").uid("confirmations");
-        DataStream<PrefillSample> prefills = outcomes
-                .flatMap((RequestOutcome o, Collector<PrefillSample> out) -> prefill(o).ifPresent(out::collect))
-                .returns(TypeInformation.of(PrefillSample.class)).name("prefills").uid("prefills");
-        return new Outputs(classed.getSideOutput(ClassAssigner.HOT_PREFIXES), confirmations, prefills);
+        // Prefills from the outcomes alone (a balancer that publishes no decisions still shows them);
+        // slot times need the decision's time too.
+        DataStream<RequestSample> engineSpeeds = outcomes
+                .flatMap((RequestOutcome o, Collector<RequestSample> out) -> prefill(o).ifPresent(out::collect))
+                .returns(TypeInformation.of(RequestSample.class)).name("prefills").uid("prefills")
+                .union(joined.flatMap((JoinedRequest r, Collector<RequestSample> out) -> slot(r).ifPresent(out::collect))
+                        .returns(TypeInformation.of(RequestSample.class)).name("slot times").uid("slot-times"));
+        return new Outputs(classed.getSideOutput(ClassAssigner.HOT_PREFIXES), confirmations, engineSpeeds);
+    }
+
+    /**
+     * How long a completed request held a slot on its engine: from its start (decided, then queued)
+     * to its end; none when it failed or its times do not add up.
+     */
+    static Optional<RequestSample> slot(JoinedRequest r) {
+        double ms = r.finishedAtMs - r.decidedAtMs - r.queueMs;
+        if (!r.completed || r.engineId == null || r.decidedAtMs <= 0 || !(ms > 0) || Double.isInfinite(ms)) {
+            return Optional.empty();
+        }
+        return Optional.of(RequestSample.slot(r.engineId, ms, r.finishedAtMs));
     }
 
     /**
@@ -151,13 +167,13 @@ public final class RatiosWorkflow {
      * nor transferred) over its time to first token less its queue wait; none when it failed or
      * computed nothing.
      */
-    static Optional<PrefillSample> prefill(RequestOutcome o) {
+    static Optional<RequestSample> prefill(RequestOutcome o) {
         int computed = o.getPromptTokens() - o.getCachedTokens() - o.getTransferredTokens();
         double ms = o.getTtftMs() - o.getQueueMs();
         if (o.getStatus() != OutcomeStatus.OK || computed <= 0 || !(ms > 0) || Double.isInfinite(ms)) {
             return Optional.empty();
         }
-        return Optional.of(new PrefillSample(o.getEngineId(), computed, ms, o.getTsMs()));
+        return Optional.of(RequestSample.prefill(o.getEngineId(), computed, ms, o.getTsMs()));
     }
 
     /**

@@ -103,7 +103,7 @@ public final class RoutingViewJob {
 
         RedisViewSink view = viewSink(config);
         RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(kvEvents, loads,
-                        fromRequests.hotPrefixes(), fromRequests.confirmations(), fromRequests.prefills()),
+                        fromRequests.hotPrefixes(), fromRequests.confirmations(), fromRequests.engineSpeeds()),
                 new RoutingViewWorkflow.Sinks(
                 view,
                 kafkaSink(config, config.viewChangelogTopic(), ViewChange.class,

@@ -20,7 +20,7 @@ import dev.kvrouter.jobs.view.functions.UseConfirmer;
 import dev.kvrouter.jobs.view.functions.Validation;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
-import dev.kvrouter.jobs.view.model.PrefillSample;
+import dev.kvrouter.jobs.view.model.RequestSample;
 import dev.kvrouter.jobs.view.model.RawRecord;
 import dev.kvrouter.redis.ViewWrite;
 import dev.kvrouter.replicas.ReplicationRecommendation;
@@ -39,8 +39,8 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  * kv events ─ decode+validate ─┐                         ┌─ dead letters
  * engine load ─ decode+validate┴─ EngineTracker (by engine) ─ PrefixLocationTable (by block) ─ Redis view
  * cached blocks requests found (ratios) ─ UseConfirmer (by engine, with engine status) ─┘
- *                                   └─ engine status ─ EngineTable (by engine, with the prefills
- *                                                      requests took there: its prefill rate) ─ Redis engine table;
+ *                                   └─ engine status ─ EngineTable (by engine, with what requests
+ *                                                      showed of its speed: prefill rate, slot time) ─ Redis engine table;
  *                                                      engine-state topic,
  *                                                      fleet load (mean, Gini, hot engines) ─ Redis meta
  *                                                              └─ view changelog topic
@@ -52,10 +52,10 @@ public final class RoutingViewWorkflow {
 
     /**
      * Raw Kafka records of the two input topics, and what the ratios workflow finds: hot prefixes
-     * the cached blocks completed requests confirm and their prefills ({@link RatiosWorkflow.Outputs}).
+     * the cached blocks completed requests confirm, and what they show of their engines' speed ({@link RatiosWorkflow.Outputs}).
      */
     public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad, DataStream<HotPrefix> hotPrefixes,
-                          DataStream<LocationUpdate> confirmations, DataStream<PrefillSample> prefills) {}
+                          DataStream<LocationUpdate> confirmations, DataStream<RequestSample> engineSpeeds) {}
 
     public record Sinks(Sink<ViewWrite> view, Sink<ViewChange> viewChanges, Sink<EngineStateChange> engineStates,
                         Sink<DeadLetter> deadLetters, Sink<Alert> alerts, Sink<ReplicationRecommendation> recommendations) {}
@@ -106,8 +106,8 @@ public final class RoutingViewWorkflow {
                 .sinkTo(sinks.viewChanges()).name("view changelog").uid("sink-view-changelog");
 
         // Dead engines leave the engine table; pick then ignores every entry of theirs.
-        KeySelector<PrefillSample, String> sampledOn = p -> p.engine;
-        DataStream<ViewWrite> engineWrites = status.keyBy(statusEngine).connect(sources.prefills().keyBy(sampledOn))
+        KeySelector<RequestSample, String> sampledOn = p -> p.engine;
+        DataStream<ViewWrite> engineWrites = status.keyBy(statusEngine).connect(sources.engineSpeeds().keyBy(sampledOn))
                 .process(new EngineTable(config.costPrefillTokensPerS())).returns(TypeInformation.of(ViewWrite.class))
                 .name("engine table").uid("engine-table");
         KeySelector<EngineStatus, String> fleet = s -> FleetLoad.FLEET;

@@ -40,11 +40,11 @@ class RatiosWorkflowTest {
 
     @Test
     void aCompletedRequestsPrefillIsTheTokensItsEngineComputedOverItsTimeToFirstTokenLessItsQueueWait() {
-        dev.kvrouter.jobs.view.model.PrefillSample p = RatiosWorkflow.prefill(outcome(1_000, 200, 100, 30, 530, OutcomeStatus.OK))
+        dev.kvrouter.jobs.view.model.RequestSample p = RatiosWorkflow.prefill(outcome(1_000, 200, 100, 30, 530, OutcomeStatus.OK))
                 .orElseThrow();
         assertThat(p.engine).isEqualTo("e1");
-        assertThat(p.tokens).as("1000 prompt tokens, 200 cached, 100 transferred").isEqualTo(700);
-        assertThat(p.ms).isEqualTo(500);
+        assertThat(p.prefillTokens).as("1000 prompt tokens, 200 cached, 100 transferred").isEqualTo(700);
+        assertThat(p.prefillMs).isEqualTo(500);
         assertThat(p.atMs).isEqualTo(9_000);
     }
 
@@ -53,6 +53,20 @@ class RatiosWorkflowTest {
         assertThat(RatiosWorkflow.prefill(outcome(1_000, 0, 0, 30, 530, OutcomeStatus.ERROR))).isEmpty();
         assertThat(RatiosWorkflow.prefill(outcome(1_000, 1_000, 0, 30, 40, OutcomeStatus.OK))).as("all cached").isEmpty();
         assertThat(RatiosWorkflow.prefill(outcome(1_000, 0, 0, 30, 30, OutcomeStatus.OK))).as("no time taken").isEmpty();
+    }
+
+    @Test
+    void aJoinedRequestHeldASlotFromItsStartToItsEnd() {
+        JoinedRequest r = request(true, 0);
+        r.decidedAtMs = 1_000;
+        r.queueMs = 500;
+        r.finishedAtMs = 5_000;
+        dev.kvrouter.jobs.view.model.RequestSample s = RatiosWorkflow.slot(r).orElseThrow();
+        assertThat(s.engine).isEqualTo("e2");
+        assertThat(s.slotMs).isEqualTo(3_500);
+        assertThat(s.prefillMs).isZero();
+        r.completed = false;
+        assertThat(RatiosWorkflow.slot(r)).as("a failed request").isEmpty();
     }
 
     private static RequestOutcome outcome(int prompt, int cached, int transferred, double queueMs, double ttftMs, OutcomeStatus status) {

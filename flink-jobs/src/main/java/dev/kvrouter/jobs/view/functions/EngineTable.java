@@ -1,8 +1,8 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.jobs.view.model.EngineSpeed;
 import dev.kvrouter.jobs.view.model.EngineStatus;
-import dev.kvrouter.jobs.view.model.PrefillRate;
-import dev.kvrouter.jobs.view.model.PrefillSample;
+import dev.kvrouter.jobs.view.model.RequestSample;
 import dev.kvrouter.redis.EngineEntry;
 import dev.kvrouter.redis.ViewWrite;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -14,27 +14,34 @@ import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 
 /**
- * The engine table's rows: each engine status becomes its entry, with the rate the engine prefills
- * at as its completed requests show it. Keyed by engine.
+ * The engine table's rows: each engine status becomes its entry, with two speeds its completed
+ * requests show. Keyed by engine.
  *
- * <p>{@code kvr_pick} prices the prefill an engine has queued and the one a request would add there
- * at this rate: an engine slowed down (thermal throttling, a noisy neighbour, a longer context
- * than the others serve) is seen as slow from its own outcomes, not assumed as fast as the
- * configured {@code cost.prefill-tokens-per-s}. The rate is the ratio of the tokens computed to
- * the milliseconds spent, each request weighted by {@code exp(-age / 10 s)}, plus a prior of
- * {@link #PRIOR_MS} of prefill at the configured rate: an engine that stops getting requests drifts
- * back to the configured rate within a minute or so, so it gets requests again and shows whether
- * it is still slow (a placement rule must not starve its own evidence).
+ * <ul>
+ * <li><b>Prefill rate.</b> {@code kvr_pick} prices the prefill an engine has queued and the one a
+ *     request would add there at this rate: an engine slowed down (thermal throttling, a noisy
+ *     neighbour) is seen as slow from its own outcomes, not assumed as fast as the configured
+ *     {@code cost.prefill-tokens-per-s}. It is the ratio of the tokens computed to the milliseconds
+ *     spent, plus a prior of {@link #PRIOR_MS} of prefill at the configured rate: an engine that
+ *     stops getting requests drifts back to the configured rate within a minute or so, so it gets
+ *     requests again and shows whether it is still slow (a placement rule must not starve its own
+ *     evidence).</li>
+ * <li><b>Slot time.</b> The mean time a request holds a sequence slot, start to end: with every slot
+ *     of an engine taken, a request placed there waits about {@code slot time / slots} per request
+ *     ahead of it, which {@code kvr_pick} weighs against the prefill another engine would redo.</li>
+ * </ul>
+ *
+ * <p>Each request counts with weight {@code exp(-age / 10 s)}.
  */
-public final class EngineTable extends KeyedCoProcessFunction<String, EngineStatus, PrefillSample, ViewWrite> {
+public final class EngineTable extends KeyedCoProcessFunction<String, EngineStatus, RequestSample, ViewWrite> {
 
-    /** How fast a sample's weight decays: a slowdown shows after a few requests, a recovery likewise. */
+    /** How fast a request's weight decays: a slowdown shows after a few requests, a recovery likewise. */
     public static final long DECAY_MS = 10_000;
-    /** Weight of the configured rate, in milliseconds of prefill: a handful of requests outweighs it. */
+    /** Weight of the configured prefill rate, in milliseconds of prefill: a handful of requests outweighs it. */
     public static final double PRIOR_MS = 250;
 
     private final double configuredTokensPerS;
-    private transient ValueState<PrefillRate> rate;
+    private transient ValueState<EngineSpeed> speed;
     private transient Counter unknownEngine;
 
     /** @param configuredTokensPerS {@code cost.prefill-tokens-per-s}: the rate an engine is assumed at without evidence */
@@ -44,8 +51,8 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
 
     @Override
     public void open(OpenContext openContext) {
-        rate = getRuntimeContext().getState(new ValueStateDescriptor<>("prefill-rate", TypeInformation.of(PrefillRate.class)));
-        unknownEngine = getRuntimeContext().getMetricGroup().counter("prefillSamplesOfAnUnknownEngine");
+        speed = getRuntimeContext().getState(new ValueStateDescriptor<>("engine-speed", TypeInformation.of(EngineSpeed.class)));
+        unknownEngine = getRuntimeContext().getMetricGroup().counter("requestSamplesOfAnUnknownEngine");
     }
 
     @Override
@@ -54,62 +61,69 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
             // State clearing: a dead engine leaves the table; if it comes back it is measured afresh.
             // This is the only clearing path, and it suffices: state exists only for engines the
             // tracker knows, and the tracker declares every engine it stops hearing from DEAD.
-            rate.clear();
+            speed.clear();
             out.collect(ViewWrite.engine(s.engine, null, s.tsMs));
             return;
         }
-        PrefillRate r = rate.value();
+        EngineSpeed r = speed.value();
         if (r == null) {
-            r = new PrefillRate();
+            r = new EngineSpeed();
             r.atMs = s.tsMs;
-            rate.update(r);
+            speed.update(r);
         }
-        out.collect(ViewWrite.engine(s.engine, entry(s, tokensPerS(r, s.tsMs, configuredTokensPerS)), s.tsMs));
+        out.collect(ViewWrite.engine(s.engine, entry(s, tokensPerS(r, s.tsMs, configuredTokensPerS), slotMs(r)), s.tsMs));
     }
 
     @Override
-    public void processElement2(PrefillSample sample, Context ctx, Collector<ViewWrite> out) throws Exception {
-        PrefillRate r = rate.value();
+    public void processElement2(RequestSample sample, Context ctx, Collector<ViewWrite> out) throws Exception {
+        EngineSpeed r = speed.value();
         if (r == null) {
-            // An engine the tracker does not know (not yet, or no longer): keeping its rate would be
+            // An engine the tracker does not know (not yet, or no longer): keeping its speed would be
             // state nothing ever clears.
             unknownEngine.inc();
             return;
         }
-        rate.update(add(r, sample));
+        speed.update(add(r, sample));
     }
 
-    /** The sums with one more sample, decayed to the later of the two times (a late sample counts for less). */
-    static PrefillRate add(PrefillRate r, PrefillSample sample) {
-        PrefillRate next = new PrefillRate();
+    /** The sums with one more request, decayed to the later of the two times (a late request counts for less). */
+    static EngineSpeed add(EngineSpeed r, RequestSample sample) {
+        EngineSpeed next = new EngineSpeed();
         next.atMs = Math.max(r.atMs, sample.atMs);
         double keep = decay(next.atMs - r.atMs);
         double weight = decay(next.atMs - sample.atMs);
-        next.tokens = r.tokens * keep + sample.tokens * weight;
-        next.ms = r.ms * keep + sample.ms * weight;
+        next.prefillTokens = r.prefillTokens * keep + sample.prefillTokens * weight;
+        next.prefillMs = r.prefillMs * keep + sample.prefillMs * weight;
+        next.slotMs = r.slotMs * keep + sample.slotMs * weight;
+        next.slotRequests = r.slotRequests * keep + (sample.slotMs > 0 ? weight : 0);
         return next;
     }
 
     /**
      * Tokens per second at {@code nowMs}: the decayed sums with the prior; 0 (unknown, the pick uses
-     * the configured rate) before the engine's first sample.
+     * the configured rate) before the engine's first measured prefill.
      */
-    static int tokensPerS(PrefillRate r, long nowMs, double configuredTokensPerS) {
-        if (r.ms <= 0) {
+    static int tokensPerS(EngineSpeed r, long nowMs, double configuredTokensPerS) {
+        if (r.prefillMs <= 0) {
             return 0;
         }
         double keep = decay(nowMs - r.atMs);
-        double tokens = r.tokens * keep + configuredTokensPerS * PRIOR_MS / 1000;
-        double ms = r.ms * keep + PRIOR_MS;
+        double tokens = r.prefillTokens * keep + configuredTokensPerS * PRIOR_MS / 1000;
+        double ms = r.prefillMs * keep + PRIOR_MS;
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, Math.round(tokens / ms * 1000)));
+    }
+
+    /** The mean time a request holds a slot, in milliseconds; 0 (unknown) before the first request measured. */
+    static int slotMs(EngineSpeed r) {
+        return r.slotRequests > 0 ? (int) Math.min(Integer.MAX_VALUE, Math.round(r.slotMs / r.slotRequests)) : 0;
     }
 
     private static double decay(long ageMs) {
         return Math.exp(-Math.max(0, ageMs) / (double) DECAY_MS);
     }
 
-    static EngineEntry entry(EngineStatus s, int prefillTokensPerS) {
+    static EngineEntry entry(EngineStatus s, int prefillTokensPerS, int slotMs) {
         return new EngineEntry(s.health, s.waiting, s.running, (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs),
-                s.epoch, s.unsynced, s.loadAtMs, s.role, s.slots, prefillTokensPerS);
+                s.epoch, s.unsynced, s.loadAtMs, s.role, s.slots, prefillTokensPerS, slotMs);
     }
 }

@@ -3,7 +3,7 @@ package dev.kvrouter.jobs.view.functions;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.jobs.view.model.EngineStatus;
-import dev.kvrouter.jobs.view.model.PrefillSample;
+import dev.kvrouter.jobs.view.model.RequestSample;
 import dev.kvrouter.redis.EngineEntry;
 import dev.kvrouter.redis.ViewWrite;
 import java.util.List;
@@ -18,7 +18,7 @@ class EngineTableTest {
 
     private static final double CONFIGURED = 10_000;
 
-    private KeyedTwoInputStreamOperatorTestHarness<String, EngineStatus, PrefillSample, ViewWrite> harness;
+    private KeyedTwoInputStreamOperatorTestHarness<String, EngineStatus, RequestSample, ViewWrite> harness;
 
     @BeforeEach
     void open() throws Exception {
@@ -41,7 +41,7 @@ class EngineTableTest {
         // A quarter of the configured rate, over ten requests of 2.5 s of prefill each: the prior
         // (250 ms at 10 000 tokens/s) hardly moves it.
         for (int i = 0; i < 10; i++) {
-            harness.processElement2(new PrefillSample("e1", 6_250, 2_500, 1_000 + i * 100), 1_000 + i * 100);
+            harness.processElement2(RequestSample.prefill("e1", 6_250, 2_500, 1_000 + i * 100), 1_000 + i * 100);
         }
         harness.processElement1(status("READY", 2_000), 2_000);
         assertThat(lastEntry().prefillTokensPerS()).isBetween(2_500, 2_700);
@@ -50,7 +50,7 @@ class EngineTableTest {
     @Test
     void anEngineThatGetsNoMoreRequestsDriftsBackToTheConfiguredRate() throws Exception {
         harness.processElement1(status("READY", 1_000), 1_000);
-        harness.processElement2(new PrefillSample("e1", 2_500, 1_000, 1_000), 1_000);
+        harness.processElement2(RequestSample.prefill("e1", 2_500, 1_000, 1_000), 1_000);
         harness.processElement1(status("READY", 1_000), 1_000);
         int slow = lastEntry().prefillTokensPerS();
         harness.processElement1(status("READY", 31_000), 31_000);
@@ -63,12 +63,27 @@ class EngineTableTest {
     }
 
     @Test
+    void theSlotTimeIsTheMeanTimeRecentRequestsHeldASlot() throws Exception {
+        harness.processElement1(status("READY", 1_000), 1_000);
+        assertThat(lastEntry().slotMs()).as("no request yet: unknown").isZero();
+        harness.processElement2(RequestSample.slot("e1", 4_000, 1_000), 1_000);
+        harness.processElement2(RequestSample.slot("e1", 2_000, 1_000), 1_000);
+        harness.processElement2(RequestSample.prefill("e1", 1_000, 100, 1_000), 1_000);
+        harness.processElement1(status("READY", 1_500), 1_500);
+        assertThat(lastEntry().slotMs()).as("a prefill alone is no slot time").isEqualTo(3_000);
+        // A minute later a request of 1 s: the old ones weigh e^-6 of it.
+        harness.processElement2(RequestSample.slot("e1", 1_000, 61_000), 61_000);
+        harness.processElement1(status("READY", 61_000), 61_000);
+        assertThat(lastEntry().slotMs()).isBetween(1_000, 1_010);
+    }
+
+    @Test
     void aDeadEngineLeavesTheTableAndItsStateGoesAndSamplesOfAnUnknownEngineKeepNothing() throws Exception {
-        harness.processElement2(new PrefillSample("e1", 1_000, 100, 500), 500);
+        harness.processElement2(RequestSample.prefill("e1", 1_000, 100, 500), 500);
         assertThat(harness.numKeyedStateEntries()).as("not known to the tracker yet").isZero();
 
         harness.processElement1(status("READY", 1_000), 1_000);
-        harness.processElement2(new PrefillSample("e1", 1_000, 100, 1_100), 1_100);
+        harness.processElement2(RequestSample.prefill("e1", 1_000, 100, 1_100), 1_100);
         assertThat(harness.numKeyedStateEntries()).isEqualTo(1);
 
         harness.processElement1(status("DEAD", 5_000), 5_000);

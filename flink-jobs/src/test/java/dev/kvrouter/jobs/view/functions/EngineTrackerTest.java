@@ -149,7 +149,7 @@ class EngineTrackerTest {
         harness.setProcessingTime(1_000);
         harness.processElement2(decode, 1_000);
         assertThat(lastStatus().role).isEqualTo("DECODE");
-        assertThat(EngineTable.entry(lastStatus(), 0).role())
+        assertThat(EngineTable.entry(lastStatus(), 0, 0).role())
                 .isEqualTo("DECODE");
     }
 
@@ -166,7 +166,7 @@ class EngineTrackerTest {
         harness.setProcessingTime(3_000);
         harness.processElement2(load(0, 12), 3_000);
         assertThat(lastStatus().slots).isEqualTo(30);
-        assertThat(EngineTable.entry(lastStatus(), 0)
+        assertThat(EngineTable.entry(lastStatus(), 0, 0)
                 .slots()).isEqualTo(30);
     }
 
@@ -178,7 +178,7 @@ class EngineTrackerTest {
         measured.setTsMs(4_200); // sampled 800 ms before the job saw it
         harness.processElement2(measured, 5_000);
         assertThat(lastStatus().loadAtMs).isEqualTo(4_200);
-        assertThat(EngineTable.entry(lastStatus(), 0)
+        assertThat(EngineTable.entry(lastStatus(), 0, 0)
                 .loadAtMs()).isEqualTo(4_200);
         harness.setProcessingTime(6_000);
         EngineLoad ahead = load(3, 1);
