@@ -328,39 +328,44 @@ local function decide(h, n, class, max_age, match)
     ranked[#ranked + 1] = id
     if d > best_run then best_run = d end
   end
-  -- A class whose affinity does not pay (the job turned it off) is placed on load alone; the best
-  -- holder's match still goes back with the answer, so the job can see what affinity would earn.
-  if class ~= '' and redis.call('HGET', h.classes, class) == 'off' then
-    return priced({least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
-  end
   -- The least delay, with the prefill rate known: until the request can start on an engine (the
   -- prefill already placed there by every balancer, or, with every slot taken, a slot freeing: the
   -- engine's mean slot time over its slots per request ahead), plus the prefill of the prompt's
-  -- blocks that engine lacks at that engine's rate, weighted by uncached_prefill_weight (3: for this
-  -- request's first token, for the requests queued behind its prefill there, and for the cache room a
-  -- second copy of another engine's blocks takes). Ties: the longer run, the lower load, the id.
-  local function delay(id)
+  -- blocks that engine lacks (past its run in `runs`) at that engine's rate, weighted by
+  -- uncached_prefill_weight (3: for this request's first token, for the requests queued behind its
+  -- prefill there, and for the cache room a second copy of another engine's blocks takes).
+  -- Ties: the longer run, the lower load, the id.
+  local function delay(id, runs)
     local e = engines[id]
     local start = h.backlog[id] or 0
     if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
       start = math.max(start, (e.load - e.slots + 1) * e.slot_ms / e.slots)
     end
-    return start + h.miss_weight * (n - (depth[id] or 0)) * h.chunk / e.rate * 1000
+    return start + h.miss_weight * (n - (runs[id] or 0)) * h.chunk / e.rate * 1000
   end
-  local function sooner(a, b)
-    local ta, tb = delay(a), delay(b)
-    if ta ~= tb then return ta < tb end
-    local da, db = depth[a] or 0, depth[b] or 0
-    if da ~= db then return da > db end
-    if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
-    return a < b
-  end
-  local function soonest()
+  local function soonest(runs)
+    local function sooner(a, b)
+      local ta, tb = delay(a, runs), delay(b, runs)
+      if ta ~= tb then return ta < tb end
+      local da, db = runs[a] or 0, runs[b] or 0
+      if da ~= db then return da > db end
+      if engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
+      return a < b
+    end
     local best
     for id in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) and (not best or sooner(id, best)) then best = id end
     end
     return best
+  end
+
+  -- A class whose affinity does not pay (the job turned it off) is placed as if nobody held its
+  -- prompt: where it starts soonest (with the prefill rate known: a slow engine's few requests are
+  -- no reason to send it more), else on load alone. The best holder's match still goes back with
+  -- the answer, so the job can see what affinity would earn.
+  if class ~= '' and redis.call('HGET', h.classes, class) == 'off' then
+    local best = h.prefill_rate and soonest({})
+    return priced({best or least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
   end
   local function placed(id, spilled)
     local d = depth[id] or 0
@@ -371,7 +376,7 @@ local function decide(h, n, class, max_age, match)
   if #ranked == 0 then
     -- Nobody holds it: with the prefill rate known, the engine with the least prefill queued (cold
     -- copies placed together would wait on each other's prefill); else the least loaded.
-    local best = h.prefill_rate and soonest()
+    local best = h.prefill_rate and soonest(depth)
     return priced({best or least_loaded(), 0, 'COLD', age, '0'}, 0)
   end
 
@@ -394,8 +399,8 @@ local function decide(h, n, class, max_age, match)
     -- Another engine takes the request from the best holder only with strictly less delay (prefill
     -- queued there, or an engine that prefills slower than the others).
     if h.prefill_rate then
-      local best = soonest()
-      if best and delay(best) < delay(first) then return placed(best, 'SPILL_BUSY') end
+      local best = soonest(depth)
+      if best and delay(best, depth) < delay(first, depth) then return placed(best, 'SPILL_BUSY') end
     end
     return priced({first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}, best_run)
   end
@@ -403,7 +408,7 @@ local function decide(h, n, class, max_age, match)
   -- delay: another holder's run and every engine's queued prefill weigh in, so spilled requests do
   -- not stack cold prefills of the same prompt on one engine. Without it, the next holder by rank.
   if h.prefill_rate then
-    local best = soonest()
+    local best = soonest(depth)
     if best then return placed(best, why) end
   else
     for i = 2, #ranked do

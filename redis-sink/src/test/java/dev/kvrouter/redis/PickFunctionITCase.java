@@ -336,6 +336,21 @@ class PickFunctionITCase {
     }
 
     @Test
+    void withThePrefillRateKnownAClassWhoseAffinityIsOffGoesWhereItStartsSoonestAsIfNobodyHeldIt() {
+        // 16 tokens/s: the 4-block prompt is 4 s of prefill where it is not cached. e1 holds half of it.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
+        hold(1, "e1");
+        hold(2, "e1");
+        redis.hset(layout.classesKey(), Map.of("batch", "off"));
+        // e3 carries the fewest requests but prefills at 4 tokens/s: 4 × 4 s there.
+        learnedRate("e3", 0, 4);
+        assertThat(pick(router, chain, "batch")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason, Pick::bestHolderBlocks)
+                .as("e1 and e2 cost the same; e1 has the fewer requests").containsExactly("e1", 0, "NO_AFFINITY_CLASS", 2);
+        // The next one: e1 has that prompt's 4 s queued now (it was placed as uncached).
+        assertThat(pick(router, chain, "batch")).extracting(Pick::engineId, Pick::reason).containsExactly("e2", "NO_AFFINITY_CLASS");
+    }
+
+    @Test
     void aClientsBurstIsSpreadOnceOneEngineHoldsMoreThanItsShare() {
         redis.hset(layout.metaKey(), Map.of("client_cap", "0.5", "client_min_inflight", "4"));
         hold(1, "e1", "e2");
