@@ -158,14 +158,13 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now)
 
   -- The prefill every placement sent to an engine (its uncached tokens at its prefill rate), as a
   -- queue that drains in real time: how long a new request there waits for its own prefill.
-  h.backlog, h.has_backlog = {}, false
+  h.backlog = {}
   if h.prefill_rate then
     local q = redis.call('HGETALL', res .. ':prefill')
     for i = 1, #q, 2 do
       local queued, at = string.match(q[i + 1], '^([^|]+)|(%d+)$')
       if queued then
         h.backlog[q[i]] = math.max(0, tonumber(queued) - (now - tonumber(at)))
-        h.has_backlog = true
       end
     end
   end
@@ -397,7 +396,7 @@ local function decide(h, n, class, max_age, match)
   local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
   if not why then
     -- Another engine takes the request from the best holder only with strictly less delay (prefill
-    -- queued there, or an engine that prefills slower than the others).
+    -- queued on the holder, its slots all taken, or a holder that prefills slower than the others).
     if h.prefill_rate then
       local best = soonest(depth)
       if best and delay(best, depth) < delay(first, depth) then return placed(best, 'SPILL_BUSY') end
