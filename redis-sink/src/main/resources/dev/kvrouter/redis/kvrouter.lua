@@ -240,7 +240,7 @@ local function decide(h, n, class, max_age, match)
     local best, best_load, fallback, fallback_load = '', math.huge, '', math.huge
     for id, e in pairs(h.decoders) do
       if e.load < fallback_load or (e.load == fallback_load and id < fallback) then fallback, fallback_load = id, e.load end
-      local fit = e.status == 'READY' and not (h.decode_mean > 0 and e.load > h.busy_factor * h.decode_mean)
+      local fit = e.status == 'READY' and not (e.load > h.busy_factor * math.max(h.decode_mean, 1))
       if fit and (e.load < best_load or (e.load == best_load and id < best)) then best, best_load = id, e.load end
     end
     if best == '' then best = fallback end
@@ -291,7 +291,9 @@ local function decide(h, n, class, max_age, match)
     -- was last seen full at): a request placed here waits for another to finish, seconds of decode,
     -- while an engine with a free slot only has to prefill what it lacks.
     if e.slots > 0 and e.load >= e.slots and h.free_slots then return 'SPILL_BUSY' end
-    if h.mean > 0 and e.load > h.busy_factor * h.mean then return 'SPILL_HOT' end
+    -- Hot: above busy_factor times the fleet mean, and never under busy_factor requests (an engine
+    -- with one or two requests in a nearly idle fleet concentrates nothing; LoadStats.hotAbove).
+    if e.load > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
     return nil
   end
 

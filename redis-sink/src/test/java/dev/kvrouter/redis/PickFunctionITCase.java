@@ -195,6 +195,18 @@ class PickFunctionITCase {
     }
 
     @Test
+    void inANearlyIdleFleetAHolderWithTwoRequestsIsNotHot() {
+        hold(1, "e1");
+        engine("e1", "READY", 2, 1);
+        engine("e2", "READY", 0, 1);
+        engine("e3", "READY", 0, 1);
+        // mean 0.67: 2 is over 2 x the mean but not over 2 requests; a third would be.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
+        engine("e1", "READY", 3, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e2", "SPILL_HOT");
+    }
+
+    @Test
     void placementsBetweenTwoLoadReportsCountAsLoadInsteadOfAllLandingOnTheLeastLoadedEngine() {
         // No holder: every pick is COLD, on load alone. Reported loads e1 1, e2 2, e3 0; each pick
         // adds one waiting request to its engine until that engine reports again (ties by id).

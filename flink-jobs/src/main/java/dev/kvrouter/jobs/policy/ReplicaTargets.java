@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.policy;
 
+import dev.kvrouter.jobs.stats.LoadStats;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -49,7 +50,7 @@ public final class ReplicaTargets {
         List<String> warmOn = new ArrayList<>();
         fleet.values().stream()
                 .filter(e -> "READY".equals(e.health()) && !e.unsynced() && !holders.contains(e.id()))
-                .filter(e -> mean == 0 || e.load() <= busyFactor * mean)
+                .filter(e -> e.load() <= LoadStats.hotAbove(mean, busyFactor))
                 .sorted(Comparator.comparingDouble(Engine::load).thenComparing(Engine::id))
                 .limit(missing)
                 .forEach(e -> warmOn.add(e.id()));

@@ -37,12 +37,21 @@ public final class LoadStats {
         return loads.length == 0 ? 0 : Arrays.stream(loads).sum() / loads.length;
     }
 
-    /** Engines whose load exceeds {@code factor} times the fleet mean, sorted by name. */
+    /**
+     * The load above which an engine is hot: {@code factor} times the fleet mean, and never under
+     * {@code factor} requests — in a fleet averaging less than one request per engine, an engine
+     * with one or two is not concentrating anything (kvr_pick's rule too).
+     */
+    public static double hotAbove(double mean, double factor) {
+        return factor * Math.max(mean, 1);
+    }
+
+    /** Engines whose load is above {@link #hotAbove}, sorted by name. */
     public static List<String> hot(Map<String, Double> loads, double factor) {
-        double mean = loads.values().stream().mapToDouble(Double::doubleValue).average().orElse(0);
+        double above = hotAbove(loads.values().stream().mapToDouble(Double::doubleValue).average().orElse(0), factor);
         List<String> hot = new ArrayList<>();
         loads.forEach((engine, load) -> {
-            if (mean > 0 && load > factor * mean) {
+            if (load > above) {
                 hot.add(engine);
             }
         });

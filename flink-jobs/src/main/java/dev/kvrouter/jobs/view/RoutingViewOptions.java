@@ -37,7 +37,7 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Integer> TAG_DEPTH = ConfigOptions.key("view.tag-depth").intType()
             .defaultValue(2).withDescription("Chain depth whose hash tags a block's Redis key (blocks past it share a slot).");
     public static final ConfigOption<Double> BUSY_FACTOR = ConfigOptions.key("view.busy-factor").doubleType()
-            .defaultValue(2.0).withDescription("k: pick spills from an engine whose load exceeds k x the fleet mean.");
+            .defaultValue(2.0).withDescription("k: pick spills from an engine whose load exceeds k x the fleet mean and k requests (HOT_ENGINE alerts likewise).");
     public static final ConfigOption<Double> CONFIDENCE_FLOOR = ConfigOptions.key("view.confidence-floor").doubleType()
             .defaultValue(0.05).withDescription("An entry expires when its confidence exp(-age/residency) falls below this.");
     public static final ConfigOption<Double> CLIENT_CAP = ConfigOptions.key("view.client-cap").doubleType()

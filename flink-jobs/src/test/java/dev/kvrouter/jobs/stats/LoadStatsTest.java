@@ -28,6 +28,9 @@ class LoadStatsTest {
         // mean 4: only 10 > 2 x 4
         assertThat(LoadStats.hot(Map.of("a", 1.0, "b", 2.0, "c", 3.0, "d", 10.0), 2.0)).containsExactly("d");
         assertThat(LoadStats.hot(Map.of("a", 0.0, "b", 0.0), 2.0)).isEmpty();
+        // mean 0.5: 2 requests are not above 2 x max(0.5, 1); 3 are.
+        assertThat(LoadStats.hot(Map.of("a", 2.0, "b", 0.0, "c", 0.0, "d", 0.0), 2.0)).isEmpty();
+        assertThat(LoadStats.hot(Map.of("a", 3.0, "b", 0.0, "c", 0.0, "d", 0.0, "e", 0.0, "f", 0.0), 2.0)).containsExactly("a");
         assertThat(LoadStats.mean(new double[] {1, 2, 3, 10})).isEqualTo(4.0);
     }
 }

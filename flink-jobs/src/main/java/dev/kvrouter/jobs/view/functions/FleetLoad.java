@@ -77,9 +77,10 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
         java.util.List<String> hot = LoadStats.hot(current, busyFactor);
         out.collect(ViewWrite.meta("hot_engines", String.join(",", hot), timestamp));
         double mean = LoadStats.mean(values);
+        double hotAbove = LoadStats.hotAbove(mean, busyFactor);
         for (String engine : hot) {
             if (lastHot.add(engine)) {
-                ctx.output(HOT_ENGINES, AlertObservation.of("HOT_ENGINE", engine, current.get(engine), busyFactor * mean, true,
+                ctx.output(HOT_ENGINES, AlertObservation.of("HOT_ENGINE", engine, current.get(engine), hotAbove, true,
                         "engine " + engine + " has load " + current.get(engine) + ", over " + busyFactor + " x the fleet mean "
                                 + String.format(java.util.Locale.ROOT, "%.1f", mean), timestamp));
             }
@@ -89,7 +90,7 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
             if (!hot.contains(engine)) {
                 it.remove();
                 ctx.output(HOT_ENGINES, AlertObservation.of("HOT_ENGINE", engine, current.getOrDefault(engine, 0.0),
-                        busyFactor * mean, false, "engine " + engine + " is no longer hot", timestamp));
+                        hotAbove, false, "engine " + engine + " is no longer hot", timestamp));
             }
         }
         if (current.isEmpty()) {
