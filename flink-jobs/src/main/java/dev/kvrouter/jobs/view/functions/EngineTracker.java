@@ -34,9 +34,19 @@ import org.apache.flink.util.OutputTag;
  *
  * <p>Health: READY, BUSY (queue over the cap; entries kept, affinity suspended by pick), DRAINING
  * (lifecycle says so), SUSPECT (silent past engine.suspect-after), DEAD (silent past
- * engine.dead-after: entries dropped), RESTARTED (sequence went backwards or AllBlocksCleared:
- * entries dropped, then READY under a new epoch). A sequence gap marks the engine unsynced (pick
- * halves its confidence) until every entry from before the gap has expired.
+ * engine.dead-after: entries dropped), RESTARTED (AllBlocksCleared, or the sequence went back on a
+ * batch stamped later than the last one applied: entries dropped, then READY under a new epoch). A
+ * sequence gap marks the engine unsynced (pick halves its confidence) until every entry from before
+ * the gap has expired.
+ *
+ * <p>A batch whose sequence is at or below the last one applied, stamped no later than it, is a
+ * duplicate — the same batch read again after a restore from an at-least-once checkpoint, sent
+ * twice by a producer's retry, or overtaken by a later one — and is counted and ignored: a replay
+ * must not read as a restart, which would drop the engine's entries.
+ *
+ * <p>Silence is measured from the engine's last sign of life or from when this task (re)started,
+ * whichever is later: after a restore, the job's own downtime is not the engines' silence, and no
+ * engine is judged silent before engine.suspect-after has passed since the job resumed reading.
  */
 public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventBatch, EngineLoad, LocationUpdate> {
 
@@ -62,6 +72,9 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     private transient Counter overCap;
     private transient Counter unknownRemovals;
     private transient Counter expiredOnArrival;
+    private transient Counter duplicates;
+    /** When this task started or was restored (processing time), set at its first element or timer; -1 before. */
+    private transient long resumedAtMs;
 
     public EngineTracker(RoutingViewConfig config) {
         this.chunkTokens = config.chunkTokens();
@@ -98,13 +111,20 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         overCap = metrics.counter("blocksOverEngineCap");
         unknownRemovals = metrics.counter("removalsOfUnknownBlocks");
         expiredOnArrival = metrics.counter("blocksExpiredOnArrival");
+        duplicates = metrics.counter("duplicateBatches");
+        resumedAtMs = -1;
     }
 
     @Override
     public void processElement1(KvEventBatch batch, Context ctx, Collector<LocationUpdate> out) throws Exception {
         long now = ctx.timerService().currentProcessingTime();
+        resumed(now);
         String engine = ctx.getCurrentKey();
         EngineHealthState h = state();
+        if (h.lastSeq >= 0 && batch.getSeq() <= h.lastSeq && batch.getTsMs() <= h.lastBatchTsMs) {
+            duplicates.inc();
+            return;
+        }
         if (h.lastSeq >= 0 && batch.getSeq() <= h.lastSeq) {
             dropAll(engine, h, now, "engine-restarted", out);
             changeHealth(h, "RESTARTED", "sequence went back from " + h.lastSeq + " to " + batch.getSeq()
@@ -117,6 +137,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
                     + batch.getSeq() + "): confidence lowered until the entries from before the gap expire", now, ctx);
         }
         h.lastSeq = batch.getSeq();
+        h.lastBatchTsMs = batch.getTsMs();
         h.lastSeenMs = now;
         if ("UNKNOWN".equals(h.health) || "SUSPECT".equals(h.health) || "DEAD".equals(h.health) || "RESTARTED".equals(h.health)) {
             changeHealth(h, liveHealth(h), "the engine is sending events", now, ctx);
@@ -141,6 +162,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     @Override
     public void processElement2(EngineLoad load, Context ctx, Collector<LocationUpdate> out) throws Exception {
         long now = ctx.timerService().currentProcessingTime();
+        resumed(now);
         EngineHealthState h = state();
         h.waiting = load.getWaiting();
         h.running = load.getRunning();
@@ -352,6 +374,13 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         return h;
     }
 
+    /** Notes when this task began processing after its start or restore: silence is not counted before it. */
+    private void resumed(long now) {
+        if (resumedAtMs < 0) {
+            resumedAtMs = now;
+        }
+    }
+
     // Timer path: one liveness check pending per engine at a time. A check that finds the engine
     // heard from recently schedules the next one from its last sign of life.
     private void scheduleCheck(EngineHealthState h, Context ctx) {
@@ -367,7 +396,11 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         if (h == null) {
             return;
         }
-        long silence = timestamp - h.lastSeenMs;
+        resumed(ctx.timerService().currentProcessingTime());
+        // Timers restored from a checkpoint fire late, all at once: the engine's silence counts from
+        // its last sign of life or from the job's resumption, whichever is later.
+        long lastSign = Math.max(h.lastSeenMs, resumedAtMs);
+        long silence = timestamp - lastSign;
         long next;
         if ("DEAD".equals(h.health)) {
             if (silence >= deadAfterMs + forgetAfterMs) {
@@ -376,21 +409,21 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
                 blocks.clear();
                 return;
             }
-            next = h.lastSeenMs + deadAfterMs + forgetAfterMs;
+            next = lastSign + deadAfterMs + forgetAfterMs;
         } else if (silence >= deadAfterMs) {
             dropAll(ctx.getCurrentKey(), h, timestamp, "engine-dead", out);
             changeHealth(h, "DEAD", "no load report or event for " + silence + " ms (engine.dead-after "
                     + deadAfterMs + " ms): its cache entries leave the view", timestamp, ctx);
-            next = h.lastSeenMs + deadAfterMs + forgetAfterMs;
+            next = lastSign + deadAfterMs + forgetAfterMs;
         } else if (silence >= suspectAfterMs) {
             changeHealth(h, "SUSPECT", "no load report or event for " + silence + " ms", timestamp, ctx);
-            next = h.lastSeenMs + deadAfterMs;
+            next = lastSign + deadAfterMs;
         } else {
             if (h.unsyncedUntilMs > 0 && timestamp >= h.unsyncedUntilMs) {
                 h.unsyncedUntilMs = 0;
                 announce(h, h.health, "in sync again: the entries from before the lost batches expired", timestamp, ctx);
             }
-            next = h.lastSeenMs + suspectAfterMs;
+            next = lastSign + suspectAfterMs;
         }
         if (h.unsyncedUntilMs > 0) {
             next = Math.min(next, Math.max(h.unsyncedUntilMs, timestamp + 1));

@@ -4,8 +4,10 @@ package dev.kvrouter.jobs.view.model;
 public class EngineHealthState {
     public String health = "UNKNOWN";
     public long epoch;
-    /** Last sequence number seen; -1 before the first batch. */
+    /** Last sequence number applied; -1 before the first batch. */
     public long lastSeq = -1;
+    /** The engine's timestamp on the last batch applied: a sequence at or below {@code lastSeq} with a later one is a restart. */
+    public long lastBatchTsMs;
     public long lastSeenMs;
     /** When the engine measured the load it last reported (the report's time, never later than the job's clock). */
     public long loadAtMs;

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
@@ -197,13 +198,60 @@ class EngineTrackerTest {
         harness.processElement2(load(0, 1), 0);
         harness.processElement1(batch(0, stored(0, 2, 16)), 0);
         harness.processElement1(batch(0), 0);
-        harness.processElement1(batchWithSeq(0, 0), 0);
+        // The sequence starts over on a batch the engine stamped later than the last one: a new process.
+        harness.processElement1(batchWithSeq(0, 5_000), 0);
         List<LocationUpdate> out = harness.extractOutputValues();
         assertThat(out).hasSize(4);
         assertThat(out.subList(2, 4)).allSatisfy(u -> assertThat(u.cause).isEqualTo("engine-restarted"));
         assertThat(statuses()).extracting(s -> s.health).contains("RESTARTED");
         assertThat(lastStatus().health).isEqualTo("READY");
         assertThat(lastStatus().epoch).isEqualTo(1);
+    }
+
+    @Test
+    void aBatchReadAgainOrOvertakenIsADuplicateCountedAndIgnoredNotARestart() throws Exception {
+        open(TestConfigs.with());
+        harness.processElement2(load(0, 1), 0);
+        KvEventBatch first = batchWithSeq(0, 1_000, stored(0, 2, 16));
+        harness.processElement1(first, 0);
+        harness.processElement1(batchWithSeq(1, 2_000, removed(1, 2, 16)), 0);
+        int before = harness.extractOutputValues().size();
+        // After a restore from an at-least-once checkpoint both are read again.
+        harness.processElement1(first, 0);
+        harness.processElement1(batchWithSeq(1, 2_000, removed(1, 2, 16)), 0);
+        assertThat(harness.extractOutputValues()).as("nothing stored, removed or dropped again").hasSize(before);
+        assertThat(statuses()).extracting(s -> s.health).doesNotContain("RESTARTED");
+        assertThat(lastStatus().epoch).isZero();
+        // Block 0 is still there: a later batch naming it as parent is indexed.
+        harness.processElement1(batchWithSeq(2, 3_000, stored(1, 2, 16)), 0);
+        assertThat(harness.extractOutputValues()).hasSize(before + 1);
+    }
+
+    @Test
+    void afterARestoreNoEngineIsSilentForTheJobsOwnDowntime() throws Exception {
+        RoutingViewConfig config = TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s");
+        open(config);
+        harness.processElement2(load(0, 1), 0);
+        harness.processElement1(batch(0, stored(0, 2, 16)), 0);
+        var snapshot = harness.snapshot(1, 1_000);
+        harness.close();
+
+        // The job was down for a minute, four times engine.dead-after; the liveness timer is overdue.
+        harness = new KeyedTwoInputStreamOperatorTestHarness<>(new KeyedCoProcessOperator<>(new EngineTracker(config)),
+                b -> EngineTracker.engineKey(b.getEngineId(), b.getDataParallelRank()),
+                l -> EngineTracker.engineKey(l.getEngineId(), l.getDataParallelRank()), Types.STRING);
+        harness.setup();
+        harness.initializeState(snapshot);
+        harness.open();
+        harness.setProcessingTime(61_000);
+        assertThat(statuses()).as("no status: the engine is judged from now on").isEmpty();
+        harness.setProcessingTime(62_000);
+        harness.processElement2(load(0, 1), 62_000);
+        harness.setProcessingTime(62_000 + 4_999);
+        assertThat(lastStatus().health).isEqualTo("READY");
+        // Silent since its report after the restore: suspect after engine.suspect-after, as ever.
+        harness.setProcessingTime(62_000 + 5_000);
+        assertThat(lastStatus().health).isEqualTo("SUSPECT");
     }
 
     @Test
@@ -267,7 +315,8 @@ class EngineTrackerTest {
     }
 
     private List<EngineStatus> statuses() {
-        return harness.getSideOutput(EngineTracker.ENGINE_STATUS).stream().map(StreamRecord::getValue).toList();
+        var side = harness.getSideOutput(EngineTracker.ENGINE_STATUS);
+        return side == null ? List.of() : side.stream().map(StreamRecord::getValue).toList();
     }
 
     private EngineStatus lastStatus() {
