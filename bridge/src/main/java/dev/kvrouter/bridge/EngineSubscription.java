@@ -2,6 +2,7 @@ package dev.kvrouter.bridge;
 
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.schemas.DeadLetters;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -320,12 +321,10 @@ final class EngineSubscription implements AutoCloseable {
     private void deadLetter(Publisher p, byte[] raw, String reason, Exception error) {
         metrics.decodeErrors.increment();
         LOG.warn("publisher {}: {} (filed to the dead-letter topic)", p.name, reason);
-        outbox.offer(DeadLetter.newBuilder()
+        outbox.offer(DeadLetters.of(p.name.getBytes(StandardCharsets.UTF_8), raw)
                 .setSourceTopic(p.endpoint)
                 .setSourcePartition(-1)
                 .setSourceOffset(-1)
-                .setSourceKey(ByteBuffer.wrap(p.name.getBytes(StandardCharsets.UTF_8)))
-                .setRawValue(raw == null ? null : ByteBuffer.wrap(raw))
                 .setStage(DEAD_LETTER_STAGE)
                 .setReason("publisher " + p.name + ": " + reason)
                 .setErrorClass(error == null ? null : error.getClass().getName())

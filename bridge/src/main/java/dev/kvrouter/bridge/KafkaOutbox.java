@@ -3,8 +3,10 @@ package dev.kvrouter.bridge;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.schemas.DeadLetters;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -16,6 +18,7 @@ import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
@@ -28,10 +31,17 @@ import org.slf4j.LoggerFactory;
  * Confluent wire format) by the thread that offers them, so the engines' threads share that work;
  * the sender only hands bytes to the producer. The producer is idempotent with acks=all, and one
  * thread sends in arrival order, so each engine's batches reach its partition in order.
+ *
+ * <p>A batch too large for its topic (the producer's {@code max.request.size}, or the broker's
+ * {@code max.message.bytes}) is not lost: it goes to the dead-letter topic, truncated, with its
+ * size and the reason, and the job sees the gap it leaves.
  */
 final class KafkaOutbox implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaOutbox.class);
+    /** The largest record {@code kvr.kv-events} takes (its max.message.bytes in kvr-topics.yaml): the producer's limit too. */
+    static final int KV_EVENTS_MAX_BYTES = 4 * 1024 * 1024;
+    static final String OVERSIZE_STAGE = "bridge-send";
 
     private enum Kind { BATCH, LOAD, DEAD_LETTER }
 
@@ -69,6 +79,9 @@ final class KafkaOutbox implements AutoCloseable {
         // A broker that is away stalls only the sender thread, and only this long per record; the
         // queue in front of it fills and drops meanwhile, which is counted and seen as gaps.
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
+        // Batches of stored blocks with their token ids can be megabytes; the producer's default
+        // (1 MiB) would refuse what the topic takes.
+        p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, KV_EVENTS_MAX_BYTES);
         p.putAll(config.producerOverrides());
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafkaBootstrap());
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -134,9 +147,9 @@ final class KafkaOutbox implements AutoCloseable {
             try {
                 producer.send(new ProducerRecord<>(p.topic(), p.key(), p.value()), (meta, error) -> acked(p, error));
             } catch (RuntimeException e) {
-                // A broker away longer than max.block.ms, or the producer closing.
+                // A record over max.request.size, a broker away longer than max.block.ms, or the producer closing.
                 unsettled.decrementAndGet();
-                failed(p.topic(), p.key(), e);
+                failed(p, e);
             }
         }
     }
@@ -144,7 +157,7 @@ final class KafkaOutbox implements AutoCloseable {
     private void acked(Pending p, Exception error) {
         unsettled.decrementAndGet();
         if (error != null) {
-            failed(p.topic(), p.key(), error);
+            failed(p, error);
             return;
         }
         metrics.acked.increment();
@@ -160,6 +173,23 @@ final class KafkaOutbox implements AutoCloseable {
         } else {
             metrics.deadLetters.increment();
         }
+    }
+
+    private void failed(Pending p, Exception error) {
+        if (p.kind() == Kind.BATCH && (error instanceof RecordTooLargeException || error.getCause() instanceof RecordTooLargeException)) {
+            LOG.warn("batch of engine {} is {} bytes, over what {} takes: filed to the dead-letter topic", p.key(), p.value().length,
+                    p.topic());
+            offer(DeadLetters.of(p.key().getBytes(StandardCharsets.UTF_8), p.value())
+                    .setSourceTopic(p.topic()).setSourcePartition(-1).setSourceOffset(-1)
+                    .setStage(OVERSIZE_STAGE)
+                    .setReason("batch of engine " + p.key() + " is " + p.value().length + " bytes serialized, over what "
+                            + p.topic() + " takes (" + error.getMessage() + "); the job sees the gap it leaves")
+                    .setErrorClass(RecordTooLargeException.class.getName())
+                    .setTsMs(System.currentTimeMillis())
+                    .build());
+            return;
+        }
+        failed(p.topic(), p.key(), error);
     }
 
     private void failed(String topic, String key, Exception error) {

@@ -349,6 +349,46 @@ class BridgeITCase {
         }
     }
 
+    @Test
+    void aBatchOverTheTopicsLimitIsDeadLetteredTruncatedAndAMegabytesBatchUnderItIsSent(@TempDir Path dir) throws Exception {
+        Path engines = dir.resolve("engines.yaml");
+        Files.writeString(engines, "engines: []\n");
+        BridgeConfig config = BridgeConfig.from(Map.of("kafka.bootstrap", stack.kafkaBootstrap(),
+                "schema-registry.url", stack.schemaRegistryUrl(), "topics.prefix", prefix, "engines.file", engines.toString()));
+        BridgeMetrics metrics = new BridgeMetrics();
+        KvEventBatch big = batchOfTokens("it-big", 0, 600_000);      // ~2 MiB: over the producer's default 1 MiB
+        KvEventBatch huge = batchOfTokens("it-huge", 0, 1_500_000);  // ~5 MiB: over the topic's 4 MiB
+        try (KafkaOutbox outbox = new KafkaOutbox(config, metrics)) {
+            assertThat(outbox.offer(big, System.nanoTime())).isTrue();
+            assertThat(outbox.offer(huge, System.nanoTime())).isTrue();
+            outbox.flush();
+            outbox.flush(); // the dead letter is offered when the huge batch fails
+        }
+        List<KvEventBatch> sent = consume(config.kvEventsTopic(), 1, KvEventBatch.class);
+        assertThat(sent).extracting(KvEventBatch::getEngineId).containsExactly("it-big");
+        DeadLetter letter = consume(config.deadLetterTopic(), 1, DeadLetter.class).get(0);
+        assertThat(letter.getStage()).isEqualTo(KafkaOutbox.OVERSIZE_STAGE);
+        assertThat(letter.getTruncated()).isTrue();
+        assertThat(letter.getRawValueBytes()).isGreaterThan(KafkaOutbox.KV_EVENTS_MAX_BYTES);
+        assertThat(letter.getRawValue().remaining()).isEqualTo(dev.kvrouter.schemas.DeadLetters.MAX_VALUE_BYTES);
+        assertThat(letter.getReason()).contains("it-huge").contains("bytes serialized");
+        assertThat(metrics.snapshot().sendErrors()).as("nothing lost").isZero();
+    }
+
+    private static KvEventBatch batchOfTokens(String engine, long seq, int tokens) {
+        List<Integer> ids = new ArrayList<>(tokens);
+        for (int t = 0; t < tokens; t++) {
+            ids.add(100_000 + t % 50_000);
+        }
+        List<ByteBuffer> hashes = new ArrayList<>();
+        for (int b = 0; b < tokens / 16; b++) {
+            hashes.add(BlockHashes.ofUnsigned64(1_000 + b));
+        }
+        return KvEventBatch.newBuilder().setEngineId(engine).setModel("it-model").setSeq(seq).setTsMs(System.currentTimeMillis())
+                .setEvents(List.of(BlockStored.newBuilder().setBlockHashes(hashes).setParentBlockHash(null).setTokenIds(ids)
+                        .setBlockSize(16).build())).build();
+    }
+
     /** The bridge on the test's ZMQ context (see {@link Bridge#start(BridgeConfig, java.util.function.Consumer, ZContext)}). */
     private Bridge start(BridgeConfig config) {
         return Bridge.start(config, System.out::println, zmq);

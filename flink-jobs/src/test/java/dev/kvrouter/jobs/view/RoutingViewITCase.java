@@ -90,7 +90,8 @@ class RoutingViewITCase {
         rawProducer = new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024));
         // Observing: the tests ask again and again while the view catches up; those answers are not requests sent.
         router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
                 .withKeyPrefix(config.viewKeyPrefix()).observing().withMaxViewAge(Duration.ofSeconds(10)));
@@ -220,19 +221,27 @@ class RoutingViewITCase {
         int[] prompt = tokens(7, 32);
         long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
         rawProducer.send(new ProducerRecord<>(config.kvEventsTopic(), h.id, "{\"not\":\"avro\"}".getBytes())).get();
+        // 2 MiB of garbage: the kv-events topic takes it (4 MiB), the dead-letter topic would not (1 MiB).
+        byte[] twoMiB = new byte[2 * 1024 * 1024];
+        java.util.Arrays.fill(twoMiB, (byte) '{');
+        rawProducer.send(new ProducerRecord<>(config.kvEventsTopic(), h.id, twoMiB)).get();
         var badBlockSize = h.stored(prompt, 0, 2);
         badBlockSize.setBlockSize(12); // neither divides nor is a multiple of the 16-token chunk
         send(h, h.batch(badBlockSize));
         send(h, h.batch(h.stored(prompt, 0, 2)));
 
         await(() -> router.pick(chain), x -> x.engineId().equals(h.id) && x.matchedBlocks() == 2);
-        List<DeadLetter> letters = deadLetters(2);
-        assertThat(letters).extracting(DeadLetter::getStage).containsExactly("decode", "validate");
+        List<DeadLetter> letters = deadLetters(3);
+        assertThat(letters).extracting(DeadLetter::getStage).containsExactly("decode", "decode", "validate");
         assertThat(letters.get(0).getReason()).contains("expected the magic byte 0x00");
         assertThat(letters.get(0).getSourceTopic()).isEqualTo(config.kvEventsTopic());
         assertThat(letters.get(0).getSourceOffset()).isGreaterThanOrEqualTo(0);
         assertThat(letters.get(0).getRawValue().remaining()).isEqualTo("{\"not\":\"avro\"}".length());
-        assertThat(letters.get(1).getReason()).contains("block_size 12 neither divides nor is a multiple");
+        // Filed truncated, with its size, and the job kept running (the good batch after it reached the view).
+        assertThat(letters.get(1).getTruncated()).isTrue();
+        assertThat(letters.get(1).getRawValueBytes()).isEqualTo(twoMiB.length);
+        assertThat(letters.get(1).getRawValue().remaining()).isEqualTo(dev.kvrouter.schemas.DeadLetters.MAX_VALUE_BYTES);
+        assertThat(letters.get(2).getReason()).contains("block_size 12 neither divides nor is a multiple");
     }
 
     @Test

@@ -2,10 +2,10 @@ package dev.kvrouter.jobs.view.functions;
 
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.schemas.DeadLetters;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.registry.SchemaRegistryException;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
-import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -93,10 +93,8 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
 
     private void reject(RawRecord raw, String stage, String reason, Exception error, Context ctx) {
         deadLetters.inc();
-        ctx.output(DEAD_LETTERS, DeadLetter.newBuilder()
+        ctx.output(DEAD_LETTERS, DeadLetters.of(raw.key, raw.value)
                 .setSourceTopic(raw.topic).setSourcePartition(raw.partition).setSourceOffset(raw.offset)
-                .setSourceKey(raw.key == null ? null : ByteBuffer.wrap(raw.key))
-                .setRawValue(raw.value == null ? null : ByteBuffer.wrap(raw.value))
                 .setStage(stage).setReason(reason == null ? "unknown" : reason)
                 .setErrorClass(error == null ? null : error.getClass().getName())
                 .setTsMs(System.currentTimeMillis())

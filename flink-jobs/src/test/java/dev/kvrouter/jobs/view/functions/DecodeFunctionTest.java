@@ -27,6 +27,23 @@ class DecodeFunctionTest {
             assertThat(letters.get(0).getReason()).contains("expected the magic byte 0x00");
             assertThat(letters.get(0).getSourcePartition()).isEqualTo(3);
             assertThat(letters.get(1).getReason()).contains("tombstone");
+            assertThat(letters.get(0).getTruncated()).isFalse();
+            assertThat(letters.get(0).getRawValueBytes()).isEqualTo(7);
+        }
+    }
+
+    @Test
+    void aMalformedRecordTooLargeForTheDeadLetterTopicIsDeadLetteredTruncatedWithItsSize() throws Exception {
+        byte[] twoMiB = new byte[2 * 1024 * 1024];
+        java.util.Arrays.fill(twoMiB, (byte) 7);
+        try (var h = harness("http://127.0.0.1:" + closedPort())) {
+            h.processElement(new RawRecord("kvr.kv-events", 1, 9, 0, "e1".getBytes(), twoMiB), 0);
+            DeadLetter letter = h.getSideOutput(DecodeFunction.DEAD_LETTERS).peek().getValue();
+            assertThat(letter.getTruncated()).isTrue();
+            assertThat(letter.getRawValueBytes()).isEqualTo(twoMiB.length);
+            assertThat(letter.getRawValue().remaining()).isEqualTo(dev.kvrouter.schemas.DeadLetters.MAX_VALUE_BYTES);
+            assertThat(letter.getSourceOffset()).isEqualTo(9);
+            assertThat(letter.getReason()).contains("magic byte");
         }
     }
 
