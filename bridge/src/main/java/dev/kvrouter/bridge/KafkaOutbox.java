@@ -148,14 +148,22 @@ final class KafkaOutbox implements AutoCloseable {
                 producer.send(new ProducerRecord<>(p.topic(), p.key(), p.value()), (meta, error) -> acked(p, error));
             } catch (RuntimeException e) {
                 // A record over max.request.size, a broker away longer than max.block.ms, or the producer closing.
-                unsettled.decrementAndGet();
                 failed(p, e);
+                unsettled.decrementAndGet();
             }
         }
     }
 
     private void acked(Pending p, Exception error) {
-        unsettled.decrementAndGet();
+        try {
+            settled(p, error);
+        } finally {
+            // After the outcome is handled: a dead letter it offers is unsettled before this record is settled.
+            unsettled.decrementAndGet();
+        }
+    }
+
+    private void settled(Pending p, Exception error) {
         if (error != null) {
             failed(p, error);
             return;

@@ -51,7 +51,7 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 public final class RoutingViewWorkflow {
 
     /**
-     * Raw Kafka records of the two input topics, and what the ratios workflow finds: hot prefixes
+     * Raw Kafka records of the two input topics, and what the ratios workflow finds: hot prefixes,
      * the cached blocks completed requests confirm, and what they show of their engines' speed ({@link RatiosWorkflow.Outputs}).
      */
     public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad, DataStream<HotPrefix> hotPrefixes,
