@@ -183,6 +183,11 @@ final class KafkaOutbox implements AutoCloseable {
         }
     }
 
+    /**
+     * A record that could not be sent. An oversize batch becomes a dead letter, serialized on the
+     * thread that reports the failure (the sender, or the producer's I/O thread): rare, and the
+     * schema is registered once.
+     */
     private void failed(Pending p, Exception error) {
         if (p.kind() == Kind.BATCH && (error instanceof RecordTooLargeException || error.getCause() instanceof RecordTooLargeException)) {
             LOG.warn("batch of engine {} is {} bytes, over what {} takes: filed to the dead-letter topic", p.key(), p.value().length,

@@ -38,9 +38,4 @@ final class Loads {
         }
         return n == 0 ? 0 : sum / n;
     }
-
-    /** The view's hot rule (PickPolicy / kvr_pick): load above {@code factor} × the fleet mean. */
-    static boolean hot(FleetView fleet, int engine, double mean, double factor) {
-        return mean > 0 && fleet.load(engine) > factor * mean;
-    }
 }
