@@ -144,12 +144,42 @@ final class KafkaOutbox implements AutoCloseable {
             if (p == null) {
                 continue;
             }
+            send(p);
+        }
+    }
+
+    /**
+     * Hands one record to the producer. A broker away longer than max.block.ms (no metadata, no buffer
+     * space) is no reason to lose it: it waits for the broker, in order, while the bounded queue in
+     * front fills and drops, counted, only once full. Unless the bridge is closing. (The producer
+     * reports that timeout to the callback, on this thread, before send returns.)
+     */
+    private void send(Pending p) {
+        while (true) {
+            boolean[] brokerAway = {false};
             try {
-                producer.send(new ProducerRecord<>(p.topic(), p.key(), p.value()), (meta, error) -> acked(p, error));
+                producer.send(new ProducerRecord<>(p.topic(), p.key(), p.value()), (meta, error) -> {
+                    if (error instanceof org.apache.kafka.common.errors.TimeoutException && Thread.currentThread() == sender
+                            && running) {
+                        brokerAway[0] = true; // not taken: sent again below
+                    } else {
+                        acked(p, error);
+                    }
+                });
             } catch (RuntimeException e) {
-                // A record over max.request.size, a broker away longer than max.block.ms, or the producer closing.
+                // A record over max.request.size, or the producer closing.
                 failed(p, e);
                 unsettled.decrementAndGet();
+                return;
+            }
+            if (!brokerAway[0]) {
+                return;
+            }
+            long now = System.nanoTime();
+            if (now - lastErrorLogNanos > 1_000_000_000L) {
+                lastErrorLogNanos = now;
+                LOG.warn("Kafka does not take records for {}: holding them in order ({} queued, {} at most)", p.topic(), queue.size(),
+                        config.queueCapacity());
             }
         }
     }

@@ -15,6 +15,7 @@ import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.schemas.BlockHashes;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
+import dev.kvrouter.stack.LocalKafka;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
@@ -374,6 +375,49 @@ class BridgeITCase {
         assertThat(metrics.snapshot().sendErrors()).as("nothing lost").isZero();
     }
 
+    /**
+     * Fault b of the recovery table: the broker is killed (SIGKILL) mid-stream and started again on
+     * its log dir while the engine keeps publishing; every batch reaches Kafka, none is dropped.
+     */
+    @Test
+    void aKafkaBrokerKilledAndRestartedMidStreamLosesNoBatch(@TempDir Path kafkaDir) throws Exception {
+        try (LocalKafka kafka = LocalKafka.start(kafkaDir)) {
+            try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrap()))) {
+                TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
+                assertThat(applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(prefix)))).isEmpty();
+            }
+            ZMQ.Socket pub = zmq.createSocket(SocketType.XPUB);
+            int port = pub.bindToRandomPort("tcp://127.0.0.1");
+            Path engines = dir.resolve("engines.yaml");
+            Files.writeString(engines, """
+                    engines:
+                      - {id: it-broker-restart, model: it-model, events: "tcp://127.0.0.1:%d"}
+                    """.formatted(port));
+            BridgeConfig config = BridgeConfig.from(Map.of("kafka.bootstrap", kafka.bootstrap(),
+                    "schema-registry.url", stack.schemaRegistryUrl(), "topics.prefix", prefix, "engines.file", engines.toString()));
+            int batches = 300;
+            try (Bridge bridge = start(config)) {
+                awaitSubscription(pub);
+                byte[] payload = VllmEventEncoder.batch(1.0, List.of(VllmEventEncoder.allBlocksCleared()), null, TAGGED_ARRAY, false);
+                for (long seq = 0; seq < batches; seq++) {
+                    if (seq == 100) {
+                        kafka.kill(); // batches 100-199 are published while no broker runs
+                    } else if (seq == 200) {
+                        kafka.restart(); // returns once it answers; the engine has paused as long
+                    }
+                    publish(pub, null, seq, payload);
+                    Thread.sleep(20);
+                }
+                List<KvEventBatch> sent = consume(kafka.bootstrap(), config.kvEventsTopic(), batches, KvEventBatch.class);
+                assertThat(sent).extracting(KvEventBatch::getSeq).as("every batch, once, in order")
+                        .containsExactlyElementsOf(java.util.stream.LongStream.range(0, batches).boxed().toList());
+                BridgeMetrics.Snapshot m = bridge.metrics();
+                assertThat(m.droppedQueueFull()).isZero();
+                assertThat(m.sendErrors()).isZero();
+            }
+        }
+    }
+
     private static KvEventBatch batchOfTokens(String engine, long seq, int tokens) {
         List<Integer> ids = new ArrayList<>(tokens);
         for (int t = 0; t < tokens; t++) {
@@ -479,8 +523,12 @@ class BridgeITCase {
 
     /** Reads {@code count} records of the topic from the start, with the project's deserializer; bounded by WAIT. */
     private <T> List<T> consume(String topic, int count, Class<T> type) {
+        return consume(stack.kafkaBootstrap(), topic, count, type);
+    }
+
+    private <T> List<T> consume(String bootstrap, String topic, int count, Class<T> type) {
         try (KafkaConsumer<String, Object> consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-bridge-reader"),
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,

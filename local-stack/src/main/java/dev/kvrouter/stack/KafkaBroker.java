@@ -26,11 +26,18 @@ final class KafkaBroker {
 
     /** Formats a fresh log dir and starts the broker; returns the broker process. */
     static Process start(Path stateDir, int brokerPort, int controllerPort, String marker) {
+        return start(stateDir, brokerPort, controllerPort, marker, true);
+    }
+
+    /** Starts the broker, on a fresh log dir or ({@code fresh} false) on the one a killed broker left. */
+    static Process start(Path stateDir, int brokerPort, int controllerPort, String marker, boolean fresh) {
         Path dataDir = stateDir.resolve("kafka-data");
         Path config = stateDir.resolve("kafka-server.properties");
         Path log4j = stateDir.resolve("kafka-log4j2.properties");
         Path logs = stateDir.resolve("logs");
-        deleteRecursively(dataDir);
+        if (fresh) {
+            deleteRecursively(dataDir);
+        }
         write(config, serverProperties(dataDir, brokerPort, controllerPort));
         write(log4j, LOG4J2);
 
@@ -40,14 +47,16 @@ final class KafkaBroker {
                 "-Djava.awt.headless=true", "-Dlog4j2.configurationFile=" + log4j,
                 "-Dkafka.logs.dir=" + logs, marker));
 
-        List<String> format = new ArrayList<>(jvm);
-        format.addAll(List.of("kafka.tools.StorageTool", "format", "-t", Uuid.randomUuid().toString(),
-                "-c", config.toString(), "--ignore-formatted"));
-        Path formatLog = logs.resolve("kafka-format.log");
-        int exit = Processes.runToCompletion(format, stateDir, formatLog, Duration.ofSeconds(60));
-        if (exit != 0) {
-            throw new IllegalStateException("formatting the Kafka log dir failed (exit " + exit + "):\n"
-                    + Processes.tail(formatLog, 20));
+        if (fresh) {
+            List<String> format = new ArrayList<>(jvm);
+            format.addAll(List.of("kafka.tools.StorageTool", "format", "-t", Uuid.randomUuid().toString(),
+                    "-c", config.toString(), "--ignore-formatted"));
+            Path formatLog = logs.resolve("kafka-format.log");
+            int exit = Processes.runToCompletion(format, stateDir, formatLog, Duration.ofSeconds(60));
+            if (exit != 0) {
+                throw new IllegalStateException("formatting the Kafka log dir failed (exit " + exit + "):\n"
+                        + Processes.tail(formatLog, 20));
+            }
         }
 
         List<String> server = new ArrayList<>(jvm);

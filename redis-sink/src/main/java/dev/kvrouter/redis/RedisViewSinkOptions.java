@@ -18,7 +18,9 @@ import java.util.List;
  *                          view stops vouching for any engine after this long
  * @param commandTimeoutMs  Lettuce command timeout
  * @param connectTimeoutMs  Lettuce connect timeout
- * @param maxRetries        retries of a failed batch (connection errors, timeouts, LOADING) before the job fails
+ * @param maxRetries        retries of a failed batch (connection errors, timeouts, LOADING) before the job fails:
+ *                          the backoff doubles from 50 ms to at most 2 s, so the default rides out about 30 s of
+ *                          Redis restarting or failing over without restarting the job
  * @param chunkTokens       canonical chunk size, published in meta for balancers
  * @param tagDepth          chain depth of the group tag, published in meta for balancers
  * @param busyFactor        k: an engine whose load exceeds k x fleet mean is spilled from
@@ -34,8 +36,11 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
                                    java.util.TreeMap<String, String> extraMeta)
         implements Serializable {
 
+    /** Retries of a failed batch by default: about 30 s of backoff. */
+    public static final int DEFAULT_MAX_RETRIES = 20;
+
     public static RedisViewSinkOptions defaults(String redisUrl) {
-        return new RedisViewSinkOptions(redisUrl, "kvr:", 1000, 4, 20_000, 50, 30_000, 2_000, 2_000, 5, 16, 2, 2.0, 0.05, 0.5, 8,
+        return new RedisViewSinkOptions(redisUrl, "kvr:", 1000, 4, 20_000, 50, 30_000, 2_000, 2_000, DEFAULT_MAX_RETRIES, 16, 2, 2.0, 0.05, 0.5, 8,
                 new java.util.TreeMap<>());
     }
 

@@ -266,8 +266,9 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
             String m = e.getMessage();
             return m.startsWith("LOADING") || m.startsWith("BUSY") || m.startsWith("TRYAGAIN") || m.startsWith("CLUSTERDOWN");
         }
+        // "Connection closed", and "Currently not connected. Commands are rejected." while reconnecting.
         return t instanceof io.lettuce.core.RedisException && t.getMessage() != null
-                && t.getMessage().contains("Connection");
+                && t.getMessage().toLowerCase(java.util.Locale.ROOT).contains("connect");
     }
 
     @Override

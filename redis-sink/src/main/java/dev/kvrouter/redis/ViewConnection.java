@@ -13,9 +13,14 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A connection to the Redis holding the view, standalone ({@code redis://host:port}) or Redis
@@ -28,16 +33,24 @@ public final class ViewConnection implements AutoCloseable {
 
     public static final String CLUSTER_SCHEME = "redis-cluster://";
 
+    /**
+     * Reconnect attempts 50 ms apart at first, doubling to at most a second: Lettuce's default grows
+     * to 30 s, so a connection to a Redis that restarted could wait that long after it answers.
+     */
+    private static final Delay RECONNECT_DELAY = Delay.exponential(Duration.ofMillis(50), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS);
+
     private final AbstractRedisClient client;
+    private final ClientResources resources;
     private final StatefulConnection<String, String> connection;
     private final RedisClusterCommands<String, String> sync;
     private final RedisClusterAsyncCommands<String, String> async;
     private final StatefulRedisClusterConnection<String, String> clusterConnection;
 
-    private ViewConnection(AbstractRedisClient client, StatefulConnection<String, String> connection,
+    private ViewConnection(AbstractRedisClient client, ClientResources resources, StatefulConnection<String, String> connection,
                            RedisClusterCommands<String, String> sync, RedisClusterAsyncCommands<String, String> async,
                            StatefulRedisClusterConnection<String, String> clusterConnection) {
         this.client = client;
+        this.resources = resources;
         this.connection = connection;
         this.sync = sync;
         this.async = async;
@@ -56,6 +69,7 @@ public final class ViewConnection implements AutoCloseable {
     public static ViewConnection open(String url, Duration commandTimeout, Duration connectTimeout, int requestQueue) {
         SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(commandTimeout);
+        ClientResources resources = DefaultClientResources.builder().reconnectDelay(RECONNECT_DELAY).build();
         if (isCluster(url)) {
             List<RedisURI> seeds = new ArrayList<>();
             for (String seed : url.substring(CLUSTER_SCHEME.length()).split(",")) {
@@ -63,7 +77,7 @@ public final class ViewConnection implements AutoCloseable {
                 uri.setTimeout(connectTimeout);
                 seeds.add(uri);
             }
-            RedisClusterClient cluster = RedisClusterClient.create(seeds);
+            RedisClusterClient cluster = RedisClusterClient.create(resources, seeds);
             cluster.setOptions(ClusterClientOptions.builder()
                     .autoReconnect(true)
                     // Node connections open lazily, on a node's first command: rejecting while
@@ -75,16 +89,17 @@ public final class ViewConnection implements AutoCloseable {
                     .build());
             try {
                 StatefulRedisClusterConnection<String, String> c = cluster.connect();
-                return new ViewConnection(cluster, c, c.sync(), c.async(), c);
+                return new ViewConnection(cluster, resources, c, c.sync(), c.async(), c);
             } catch (RuntimeException e) {
                 cluster.shutdown();
+                resources.shutdown();
                 throw e;
             }
         }
         RedisURI uri = RedisURI.create(url);
         // The handshake runs under the URI's timeout; commands under TimeoutOptions.
         uri.setTimeout(connectTimeout);
-        RedisClient standalone = RedisClient.create(uri);
+        RedisClient standalone = RedisClient.create(resources, uri);
         standalone.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
@@ -94,9 +109,10 @@ public final class ViewConnection implements AutoCloseable {
                 .build());
         try {
             StatefulRedisConnection<String, String> c = standalone.connect();
-            return new ViewConnection(standalone, c, c.sync(), c.async(), null);
+            return new ViewConnection(standalone, resources, c, c.sync(), c.async(), null);
         } catch (RuntimeException e) {
             standalone.shutdown();
+            resources.shutdown();
             throw e;
         }
     }
@@ -131,12 +147,48 @@ public final class ViewConnection implements AutoCloseable {
         }
     }
 
+    /**
+     * Which Redis answers: the server's {@code run_id} (a new one at every start), or on a cluster
+     * the primaries' node ids, with the topology read again (a failover promotes a replica, which has
+     * its own id). A change means the view there may lack writes it had.
+     */
+    public String serverIdentity() {
+        if (clusterConnection != null) {
+            ((RedisClusterClient) client).refreshPartitions();
+            return clusterConnection.getPartitions().stream()
+                    .filter(n -> n.is(RedisClusterNode.NodeFlag.UPSTREAM))
+                    .map(RedisClusterNode::getNodeId).sorted()
+                    .collect(java.util.stream.Collectors.joining(","));
+        }
+        return runId(sync.info("server"));
+    }
+
+    /** The {@code run_id} line of {@code INFO server}; empty when there is none. */
+    static String runId(String info) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("run_id:")) {
+                return line.substring("run_id:".length()).trim();
+            }
+        }
+        return "";
+    }
+
+    /** Whether the function library is loaded: on a cluster, on every primary. */
+    public boolean functionsLoaded(String library) {
+        if (clusterConnection != null) {
+            return clusterConnection.sync().upstream().commands().functionList(library).stream().noneMatch(List::isEmpty);
+        }
+        return !sync.functionList(library).isEmpty();
+    }
+
     @Override
     public void close() {
         try {
             connection.close();
         } finally {
+            // Resources passed in are not the client's to shut down: both go.
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            resources.shutdown(0, 2, TimeUnit.SECONDS);
         }
     }
 }

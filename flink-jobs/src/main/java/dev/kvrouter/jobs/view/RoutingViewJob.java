@@ -5,7 +5,9 @@ import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.jobs.ratios.RatiosWorkflow;
 import dev.kvrouter.metrics.ClassRatios;
+import dev.kvrouter.jobs.view.functions.ViewLossProbe;
 import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.jobs.view.model.ViewResync;
 import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.redis.RedisViewSink;
 import dev.kvrouter.redis.RedisViewSinkOptions;
@@ -14,15 +16,24 @@ import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.view.ViewChange;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -57,20 +68,34 @@ public final class RoutingViewJob {
 
     /** An environment as the job needs it: no Kryo fallback, object reuse, checkpoints on. */
     public static StreamExecutionEnvironment environment(RoutingViewConfig config) {
+        return environment(config, null);
+    }
+
+    /**
+     * The same, starting from a savepoint or a retained checkpoint ({@code flink run -s} does this
+     * for a cluster; the local runner's {@code ./kvr job run --from-savepoint} does it here).
+     *
+     * @param fromSavepoint the savepoint's or checkpoint's directory; null to start from nothing
+     */
+    public static StreamExecutionEnvironment environment(RoutingViewConfig config, String fromSavepoint) {
         Configuration conf = new Configuration();
+        if (fromSavepoint != null) {
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, fromSavepoint);
+        }
         conf.set(PipelineOptions.GENERIC_TYPES, false);
         // Chained operators hand records over without a copy (+13 % ingest drain, BENCHMARKS.md ingest run K). Safe
         // because every function emits new objects and leaves what it reads unchanged: keep it so.
         conf.set(PipelineOptions.OBJECT_REUSE, true);
         if (!config.stateBackend().isBlank()) {
             conf.set(org.apache.flink.configuration.StateBackendOptions.STATE_BACKEND, config.stateBackend());
-            conf.set(org.apache.flink.configuration.CheckpointingOptions.INCREMENTAL_CHECKPOINTS, "rocksdb".equals(config.stateBackend()));
+            conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, "rocksdb".equals(config.stateBackend()));
         }
         if (!config.checkpointDir().isBlank()) {
-            conf.set(org.apache.flink.configuration.CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-            conf.set(org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTS_DIRECTORY, config.checkpointDir());
+            conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, config.checkpointDir());
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        recoveryDefaults(env.getConfiguration(), conf);
         env.configure(conf);
         // At-least-once: every output is idempotent (full values in Redis, keyed changelogs), so
         // checkpoint barriers need no alignment, which would hold back the faster inputs.
@@ -78,6 +103,29 @@ public final class RoutingViewJob {
         env.setParallelism(config.parallelism());
         env.setBufferTimeout(config.bufferTimeout().toMillis());
         return env;
+    }
+
+    /**
+     * How the job survives its own failures, unless the cluster or {@code flink run -D} says otherwise
+     * (Flink's own keys: {@code restart-strategy.type}, {@code execution.checkpointing.externalized-checkpoint-retention}):
+     * restarts with exponential delay, 1 s doubling to 1 min with 10 % jitter, back to 1 s after
+     * 10 min without failure, never giving up (a crash-looping job is visible in its restart count
+     * and its view's age; a job that gave up is a silent outage); checkpoints kept when the job is
+     * cancelled, so it can be started again from the last one (README, "Failure and recovery").
+     */
+    static void recoveryDefaults(org.apache.flink.configuration.ReadableConfig given, Configuration conf) {
+        if (given.getOptional(RestartStrategyOptions.RESTART_STRATEGY).isEmpty()) {
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "exponential-delay");
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_INITIAL_BACKOFF, Duration.ofSeconds(1));
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF, Duration.ofMinutes(1));
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_BACKOFF_MULTIPLIER, 2.0);
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_JITTER_FACTOR, 0.1);
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_RESET_BACKOFF_THRESHOLD, Duration.ofMinutes(10));
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_ATTEMPTS, Integer.MAX_VALUE);
+        }
+        if (given.getOptional(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION).isEmpty()) {
+            conf.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        }
     }
 
     /** The Kafka sources, the Redis and Kafka sinks, around the workflow. */
@@ -103,7 +151,8 @@ public final class RoutingViewJob {
 
         RedisViewSink view = viewSink(config);
         RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(kvEvents, loads,
-                        fromRequests.hotPrefixes(), fromRequests.confirmations(), fromRequests.engineSpeeds()),
+                        fromRequests.hotPrefixes(), fromRequests.confirmations(), fromRequests.engineSpeeds(),
+                        viewResyncs(env, config)),
                 new RoutingViewWorkflow.Sinks(
                 view,
                 kafkaSink(config, config.viewChangelogTopic(), ViewChange.class,
@@ -122,14 +171,30 @@ public final class RoutingViewJob {
                 a -> (a.getKind() + "/" + a.getSubject()).getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * Requests to write the view again: one look at Redis a second ({@link ViewLossProbe}), paced by
+     * a generated tick, one instance.
+     */
+    static DataStream<ViewResync> viewResyncs(StreamExecutionEnvironment env, RoutingViewConfig config) {
+        GeneratorFunction<Long, Long> tick = index -> index;
+        return env.fromSource(new DataGeneratorSource<>(tick, Long.MAX_VALUE, RateLimiterStrategy.perSecond(1), Types.LONG),
+                        WatermarkStrategy.noWatermarks(), "redis view probe tick").uid("source-view-probe-tick").setParallelism(1)
+                .flatMap(new ViewLossProbe(viewSinkOptions(config))).returns(TypeInformation.of(ViewResync.class))
+                .name("redis view probe").uid("view-loss-probe").setParallelism(1);
+    }
+
     static RedisViewSink viewSink(RoutingViewConfig config) {
-        return new RedisViewSink(RedisViewSinkOptions.defaults(config.redisUrl())
+        return new RedisViewSink(viewSinkOptions(config));
+    }
+
+    static RedisViewSinkOptions viewSinkOptions(RoutingViewConfig config) {
+        return RedisViewSinkOptions.defaults(config.redisUrl())
                 .withKeyPrefix(config.viewKeyPrefix())
                 .withView(config.chunkTokens(), config.tagDepth(), config.busyFactor(), config.confidenceFloor(),
                         config.viewTtl().toMillis())
                 .withClientCap(config.clientCap(), config.clientMinInflight())
                 .withFlushInterval(config.viewFlushInterval().toMillis())
-                .withMeta(metaFigures(config)));
+                .withMeta(metaFigures(config));
     }
 
     /** The cost model's figures for pick's cost view and the reservations' life (redis-sink/README.md). */

@@ -18,13 +18,16 @@ import dev.kvrouter.jobs.view.functions.FleetLoad;
 import dev.kvrouter.jobs.view.functions.PrefixLocationTable;
 import dev.kvrouter.jobs.view.functions.UseConfirmer;
 import dev.kvrouter.jobs.view.functions.Validation;
+import dev.kvrouter.jobs.view.model.BlockInput;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
 import dev.kvrouter.jobs.view.model.RequestSample;
 import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.jobs.view.model.ViewResync;
 import dev.kvrouter.redis.ViewWrite;
 import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.view.ViewChange;
+import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.java.functions.KeySelector;
@@ -46,16 +49,20 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  *                                                              └─ view changelog topic
  * hot prefixes (ratios) ─ PrefixLocationTable (holders of the first block) ─ ReplicaPlanner (with
  *                         engine status) ─ replication-recommendations topic
+ * view resyncs (Redis lost the view, or the job started) ─ broadcast ─ PrefixLocationTable (every
+ *                         block written again from state)
  * </pre>
  */
 public final class RoutingViewWorkflow {
 
     /**
-     * Raw Kafka records of the two input topics, and what the ratios workflow finds: hot prefixes,
-     * the cached blocks completed requests confirm, and what they show of their engines' speed ({@link RatiosWorkflow.Outputs}).
+     * Raw Kafka records of the two input topics, what the ratios workflow finds: hot prefixes,
+     * the cached blocks completed requests confirm, and what they show of their engines' speed ({@link RatiosWorkflow.Outputs}),
+     * and requests to write the whole view again (the job's Redis probe: {@code ViewLossProbe}).
      */
     public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad, DataStream<HotPrefix> hotPrefixes,
-                          DataStream<LocationUpdate> confirmations, DataStream<RequestSample> engineSpeeds) {}
+                          DataStream<LocationUpdate> confirmations, DataStream<RequestSample> engineSpeeds,
+                          DataStream<ViewResync> viewResyncs) {}
 
     public record Sinks(Sink<ViewWrite> view, Sink<ViewChange> viewChanges, Sink<EngineStateChange> engineStates,
                         Sink<DeadLetter> deadLetters, Sink<Alert> alerts, Sink<ReplicationRecommendation> recommendations) {}
@@ -89,15 +96,18 @@ public final class RoutingViewWorkflow {
                 .name("engines").uid("engine-tracker");
         DataStream<EngineStatus> status = updates.getSideOutput(EngineTracker.ENGINE_STATUS);
 
-        KeySelector<LocationUpdate, Long> byBlock = u -> u.blockHash;
-        KeySelector<HotPrefix, Long> byRoot = p -> p.rootBlock;
+        KeySelector<BlockInput, Long> byBlock = BlockInput::block;
         KeySelector<EngineStatus, String> statusEngine = s -> s.engine;
         KeySelector<LocationUpdate, String> usedOn = u -> u.engine;
         DataStream<LocationUpdate> confirmed = status.keyBy(statusEngine).connect(sources.confirmations().keyBy(usedOn))
                 .process(new UseConfirmer(config.lifetimesToFloor())).returns(TypeInformation.of(LocationUpdate.class))
                 .name("confirm cached blocks").uid("use-confirmer");
-        SingleOutputStreamOperator<ViewWrite> blockWrites = updates.union(confirmed).keyBy(byBlock)
-                .connect(sources.hotPrefixes().keyBy(byRoot))
+        DataStream<BlockInput> blockInputs = updates.union(confirmed)
+                .map(BlockInput::of).returns(TypeInformation.of(BlockInput.class)).name("location updates").uid("block-input-updates")
+                .union(sources.hotPrefixes().map(BlockInput::of).returns(TypeInformation.of(BlockInput.class))
+                        .name("hot prefix lookups").uid("block-input-hot-prefixes"));
+        SingleOutputStreamOperator<ViewWrite> blockWrites = blockInputs.keyBy(byBlock)
+                .connect(sources.viewResyncs().broadcast(new MapStateDescriptor<?, ?>[0])) // no broadcast state: a request, not a table
                 .process(new PrefixLocationTable())
                 .returns(TypeInformation.of(ViewWrite.class))
                 .name("prefix locations").uid("prefix-location-table");

@@ -2,12 +2,10 @@ package dev.kvrouter.jobs.view;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.flink.configuration.ConfigOption;
 import org.junit.jupiter.api.Test;
 
@@ -16,15 +14,13 @@ class ReadmeFlinkRunTest {
 
     @Test
     void theReadmesFlinkRunCommandHasEveryOptionOfTheJob() throws Exception {
-        String readme = Files.readString(Path.of("..", "README.md"));
-        int start = readme.indexOf("flink run --detached");
-        assertThat(start).as("a 'flink run --detached' command in README.md").isNotNegative();
-        String command = readme.substring(start, readme.indexOf("```", start));
-        String jobArguments = command.substring(command.indexOf("-job.jar")); // after flink's own flags
+        List<String> args = ReadmeFlinkRun.arguments(Map.of());
+        assertThat(args.subList(0, 2)).containsExactly("run", "--detached");
+        int jar = args.indexOf(args.stream().filter(a -> a.endsWith("-job.jar")).findFirst().orElseThrow());
         Set<String> flags = new TreeSet<>();
-        Matcher m = Pattern.compile("^\\s*--([a-z][\\w.-]*) ", Pattern.MULTILINE).matcher(jobArguments);
-        while (m.find()) {
-            flags.add(m.group(1));
+        for (int i = jar + 1; i < args.size(); i += 2) { // after flink's own flags: --name value pairs
+            assertThat(args.get(i)).startsWith("--");
+            flags.add(args.get(i).substring(2));
         }
         Set<String> options = new TreeSet<>();
         RoutingViewOptions.all().stream().map(ConfigOption::key).forEach(options::add);

@@ -6,13 +6,12 @@ import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RouteReason;
 import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.replicas.ReplicationRecommendation;
-import dev.kvrouter.schemas.registry.RegistrySettings;
-import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
@@ -32,13 +31,11 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -158,6 +155,34 @@ class RoutingViewITCase {
 
         send(d, d.batchWithSeq(0)); // the engine restarted: its sequence starts again at 0
         assertThat(await(() -> router.pick(rChain), x -> x.matchedBlocks() == 0).reason()).isEqualTo("COLD");
+    }
+
+    /** Fault e of the recovery table: batches read twice (a replay after a restore, a retry) or overtaken change nothing. */
+    @Test
+    void duplicateAndOutOfOrderBatchesAreCountedAndIgnoredAndTheEntriesStay() throws Exception {
+        FakeEngine e = alive("dup");
+        int[] prompt = tokens(9, 64);
+        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
+        KvEventBatch first = e.batch(e.stored(prompt, 0, 2));
+        Thread.sleep(5); // the second batch is stamped later, as an engine stamps them
+        KvEventBatch second = e.batch(e.stored(prompt, 2, 4));
+        send(e, first);
+        send(e, second);
+        await(() -> router.pick(chain), x -> x.engineId().equals(e.id) && x.matchedBlocks() == 4);
+        long epoch = router.engines().get(e.id).epoch();
+
+        send(e, first); // the same batch again
+        send(e, second);
+        // An older batch arriving last (its sequence and stamp before the last applied): were it applied, or taken
+        // for a restart, blocks 3 and 4 would leave the view.
+        send(e, KvEventBatch.newBuilder(e.batchWithSeq(first.getSeq(), e.removed(prompt, 2, 4))).setTsMs(first.getTsMs()).build());
+        int[] marker = tokens(10, 32);
+        long[] markerChain = HASHER.chain(FakeEngine.MODEL, null, marker, List.of());
+        send(e, e.batch(e.stored(marker, 0, 2))); // applied after the three above: once it shows, they were read
+        await(() -> router.pick(markerChain), x -> x.engineId().equals(e.id) && x.matchedBlocks() == 2);
+
+        assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly(e.id, 4);
+        assertThat(router.engines().get(e.id).epoch()).as("no restart: the same cache epoch").isEqualTo(epoch);
     }
 
     @Test
@@ -313,17 +338,8 @@ class RoutingViewITCase {
         return ViewTestSupport.await(pick, until);
     }
 
-    /** An Avro consumer of one topic from its start, in a group of its own. */
     private static <V> KafkaConsumer<String, V> consumer(String group, String topic) {
-        KafkaConsumer<String, V> consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic(group),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
-                RegistrySettings.URL, stack.schemaRegistryUrl()));
-        consumer.subscribe(List.of(topic));
-        return consumer;
+        return ViewTestSupport.consumer(stack, group, topic);
     }
 
     private static List<DeadLetter> deadLetters(int expected) {

@@ -3,19 +3,32 @@ package dev.kvrouter.jobs.view;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.balancer.KvRouterClient.Pick;
+import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.UniqueNames;
 import dev.kvrouter.topics.TopicApplier;
 import dev.kvrouter.topics.TopicCatalog;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanIterator;
+import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /** What the routing-view ITCases share: private topics, an Avro producer, waiting for a pick. */
@@ -76,5 +89,57 @@ public final class ViewTestSupport {
             last = pick.get();
         }
         return last;
+    }
+
+    /** An Avro consumer of one topic from its start, in a group of its own. */
+    public static <V> KafkaConsumer<String, V> consumer(StackAddresses stack, String group, String topic) {
+        KafkaConsumer<String, V> consumer = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic(group),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
+                RegistrySettings.URL, stack.schemaRegistryUrl()));
+        consumer.subscribe(List.of(topic));
+        return consumer;
+    }
+
+    /** Every block field of the view, by group key: what a balancer can match against. */
+    public static Map<String, Map<String, String>> blockFields(RedisCommands<String, String> redis, ViewLayout layout) {
+        Map<String, Map<String, String>> view = new TreeMap<>();
+        ScanIterator<String> keys = ScanIterator.scan(redis, ScanArgs.Builder.matches(layout.prefix() + "g:*").limit(1_000));
+        while (keys.hasNext()) {
+            String key = keys.next();
+            view.put(key, new TreeMap<>(redis.hgetall(key)));
+        }
+        return view;
+    }
+
+    /**
+     * The view's entries with epochs and times left out, {@code group/block/engine}: what a clean run
+     * and a run through a fault must agree on.
+     */
+    public static Set<String> entries(Map<String, Map<String, String>> blockFields) {
+        Set<String> entries = new TreeSet<>();
+        blockFields.forEach((group, fields) -> fields.forEach((block, holders) -> {
+            for (String holder : holders.split(",")) {
+                entries.add(group + "/" + block + "/" + holder.substring(0, holder.indexOf('=')));
+            }
+        }));
+        return entries;
+    }
+
+    /** The entries a view holds once {@code engine} stored every block of every prompt (16-token blocks). */
+    public static Set<String> entriesOf(ViewLayout layout, String engine, List<int[]> prompts, int tagDepth) {
+        CanonicalBlockHasher hasher = new CanonicalBlockHasher(16);
+        Set<String> entries = new TreeSet<>();
+        for (int[] prompt : prompts) {
+            long[] chain = hasher.chain(FakeEngine.MODEL, null, prompt, List.of());
+            for (int position = 1; position <= chain.length; position++) {
+                entries.add(layout.groupKey(ViewLayout.tag(chain, position, tagDepth)) + "/" + ViewLayout.hex(chain[position - 1])
+                        + "/" + engine);
+            }
+        }
+        return entries;
     }
 }

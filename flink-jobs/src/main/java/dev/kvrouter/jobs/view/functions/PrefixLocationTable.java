@@ -1,8 +1,10 @@
 package dev.kvrouter.jobs.view.functions;
 
 import dev.kvrouter.jobs.view.model.BlockHolders;
+import dev.kvrouter.jobs.view.model.BlockInput;
 import dev.kvrouter.jobs.view.model.Holder;
 import dev.kvrouter.jobs.view.model.LocationUpdate;
+import dev.kvrouter.jobs.view.model.ViewResync;
 import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.view.ViewChange;
 import dev.kvrouter.view.ViewOp;
@@ -12,9 +14,11 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import dev.kvrouter.jobs.replicas.HotPrefix;
-import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
+import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The prefix-location table, keyed by canonical block: which engines hold the block, since when,
@@ -35,24 +39,58 @@ import org.apache.flink.util.OutputTag;
  * block is used on every request). A block evicted right after a request that used it, whose removal
  * overtakes that request's outcome, comes back for one life: the staleness ratio counts such picks.
  *
- * <p>The second input is hot prefixes, keyed by their first block: each leaves on
+ * <p>Hot prefixes come in on the same keyed input, by their first block: each leaves on
  * {@link #HOT_PREFIXES} with that block's holders, for the replica planner (nothing is kept).
+ *
+ * <p>The broadcast input asks for the whole view again ({@link ViewResync}: Redis lost it, or the
+ * job started from a checkpoint or savepoint): every block in this instance's state is written
+ * again, as it stands, without changing the state or its timers.
  */
-public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, LocationUpdate, HotPrefix, ViewWrite> {
+public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Long, BlockInput, ViewResync, ViewWrite> {
 
     public static final OutputTag<ViewChange> VIEW_CHANGES = new OutputTag<>("view-changes") {};
     public static final OutputTag<HotPrefix> HOT_PREFIXES = new OutputTag<>("hot-prefix-holders") {};
 
+    private static final Logger LOG = LoggerFactory.getLogger(PrefixLocationTable.class);
+
     /** The block's holders, sorted by engine; no value at all once none is left. */
+    private final ValueStateDescriptor<BlockHolders> blockHolders =
+            new ValueStateDescriptor<>("block-holders", TypeInformation.of(BlockHolders.class));
+
     private transient ValueState<BlockHolders> block;
 
     @Override
     public void open(OpenContext openContext) {
-        block = getRuntimeContext().getState(new ValueStateDescriptor<>("block-holders", TypeInformation.of(BlockHolders.class)));
+        block = getRuntimeContext().getState(blockHolders);
     }
 
     @Override
-    public void processElement1(LocationUpdate u, Context ctx, Collector<ViewWrite> out) throws Exception {
+    public void processElement(BlockInput in, ReadOnlyContext ctx, Collector<ViewWrite> out) throws Exception {
+        if (in.update != null) {
+            apply(in.update, ctx, out);
+        } else {
+            lookUp(in.hotPrefix, ctx);
+        }
+    }
+
+    /**
+     * Writes every block this instance holds again, in full, at Redis's request. State and timers
+     * stay as they are: this only repeats what the view should already say.
+     */
+    @Override
+    public void processBroadcastElement(ViewResync resync, Context ctx, Collector<ViewWrite> out) throws Exception {
+        long[] blocks = {0};
+        ctx.applyToKeyedState(blockHolders, (key, state) -> {
+            BlockHolders holders = state.value();
+            if (holders != null && !holders.isEmpty()) {
+                emit(key, holders.holders[0].tag, holders, resync.atMs, out);
+                blocks[0]++;
+            }
+        });
+        LOG.info("view written again from state ({}): {} blocks", resync.reason, blocks[0]);
+    }
+
+    private void apply(LocationUpdate u, ReadOnlyContext ctx, Collector<ViewWrite> out) throws Exception {
         long now = ctx.timerService().currentProcessingTime();
         BlockHolders current = holders();
         Holder old = current.find(u.engine);
@@ -69,7 +107,7 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
     }
 
     /** Records that the engine held this block when a request used it, unless the holder already says as much. */
-    private void confirm(LocationUpdate u, BlockHolders current, Holder old, long now, Context ctx, Collector<ViewWrite> out)
+    private void confirm(LocationUpdate u, BlockHolders current, Holder old, long now, ReadOnlyContext ctx, Collector<ViewWrite> out)
             throws Exception {
         long usedAt = Math.min(u.storedAtMs, now);
         long lifetime = u.expireAtMs - u.storedAtMs;
@@ -84,7 +122,7 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
 
     /** The engine holds the block as of {@code seenAt} until {@code expireAt}: one holder, one expiry timer, one view write. */
     private void put(LocationUpdate u, BlockHolders current, Holder old, long seenAt, long expireAt, String medium, long now,
-                     Context ctx, Collector<ViewWrite> out) throws Exception {
+                     ReadOnlyContext ctx, Collector<ViewWrite> out) throws Exception {
         Holder h = new Holder();
         h.engine = u.engine;
         h.storedAtMs = seenAt;
@@ -106,8 +144,7 @@ public final class PrefixLocationTable extends KeyedCoProcessFunction<Long, Loca
         ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));
     }
 
-    @Override
-    public void processElement2(HotPrefix p, Context ctx, Collector<ViewWrite> out) throws Exception {
+    private void lookUp(HotPrefix p, ReadOnlyContext ctx) throws Exception {
         Holder[] held = holders().holders;
         String[] engines = new String[held.length];
         for (int i = 0; i < held.length; i++) {

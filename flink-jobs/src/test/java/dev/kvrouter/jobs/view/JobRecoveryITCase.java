@@ -1,0 +1,335 @@
+package dev.kvrouter.jobs.view;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.balancer.KvRouterClient.Pick;
+import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.dlq.DeadLetter;
+import dev.kvrouter.events.EngineHealth;
+import dev.kvrouter.events.EngineStateChange;
+import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.stack.LocalRedis;
+import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.stack.junit.LocalStackExtension;
+import dev.kvrouter.stack.junit.UniqueNames;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.executiongraph.AccessExecutionVertex;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.flink.test.junit5.InjectMiniCluster;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Faults a, c, d and f of the recovery table, on the real stack: each run's final view is compared with
+ * the view a clean run of the same input ends with (every block of every prompt on the one engine:
+ * {@link ViewTestSupport#entriesOf}), entry for entry, epochs and times left out.
+ */
+@ExtendWith(LocalStackExtension.class)
+class JobRecoveryITCase {
+
+    private static final int PROMPTS = 400;
+    private static final int BLOCKS_PER_PROMPT = 8;
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+    @TempDir
+    Path dir;
+
+    /** Fault a: the TaskManager running the job dies mid-stream (as kill -9 would) and a new one takes over. */
+    @Test
+    void aTaskManagerKilledMidStreamCostsNoEntryAndAddsNone(StackAddresses stack, @InjectMiniCluster MiniCluster flink)
+            throws Exception {
+        String topics = ViewTestSupport.topics(stack, "it-tm-kill");
+        try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
+            RoutingViewConfig config = config(stack, topics, redis, "hashmap");
+            JobClient job = start(config, null);
+            FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+            List<int[]> prompts = prompts(21, PROMPTS, BLOCKS_PER_PROMPT);
+            ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
+            RedisClient client = RedisClient.create(redis.url());
+            try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
+                 Heartbeats alive = new Heartbeats(producer, config, engine);
+                 StatefulRedisConnection<String, String> connection = client.connect()) {
+                RedisCommands<String, String> sync = connection.sync();
+                List<int[]> firstHalf = prompts.subList(0, PROMPTS / 2);
+                store(producer, config, engine, firstHalf);
+                Set<String> half = ViewTestSupport.entriesOf(layout, engine.id, firstHalf, config.tagDepth());
+                awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(half), "the first half in the view");
+                long checkpoints = completedCheckpoints(flink, job);
+                awaitTrue(() -> completedCheckpoints(flink, job) >= checkpoints + 2, "two more checkpoints");
+
+                flink.terminateTaskManager(0).get(30, TimeUnit.SECONDS);
+                flink.startTaskManager();
+                store(producer, config, engine, prompts.subList(PROMPTS / 2, PROMPTS));
+
+                Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.tagDepth());
+                awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean),
+                        "every entry of the clean run, and no other");
+                assertThat(maxAttempt(flink, job)).as("the job did restart: the fault happened").isPositive();
+            } finally {
+                job.cancel().get(30, TimeUnit.SECONDS);
+                client.shutdown();
+            }
+        }
+    }
+
+    /**
+     * Fault c: the view's Redis restarts empty under the running job (killed, and started again on its
+     * port without persistence). The job notices (a new run id), loads its functions again and writes
+     * every block from its state: the view comes back entry for entry, {@code kvr_pick} answers, and no
+     * task restarts. Prints how long 20 000 entries took to come back.
+     */
+    @Test
+    void aRedisRestartedEmptyGetsEveryEntryBackWithoutATaskRestart(StackAddresses stack, @InjectMiniCluster MiniCluster flink)
+            throws Exception {
+        String topics = ViewTestSupport.topics(stack, "it-redis-restart");
+        try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
+            RoutingViewConfig config = config(stack, topics, redis, "hashmap");
+            JobClient job = start(config, null);
+            FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+            List<int[]> prompts = prompts(24, 1_250, 16);
+            ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
+            Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.tagDepth());
+            RedisClient client = RedisClient.create(redis.url());
+            try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
+                 Heartbeats alive = new Heartbeats(producer, config, engine);
+                 StatefulRedisConnection<String, String> connection = client.connect();
+                 KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redis.url())
+                         .withKeyPrefix(config.viewKeyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
+                RedisCommands<String, String> sync = connection.sync();
+                store(producer, config, engine, prompts);
+                awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean), "the view");
+                Map<String, Map<String, String>> before = ViewTestSupport.blockFields(sync, layout);
+                long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompts.get(7), List.of());
+                assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly(engine.id, 16);
+
+                redis.restartEmpty();
+                long restarted = System.nanoTime();
+                assertThat(sync.dbsize()).as("Redis came back empty").isZero();
+                awaitTrue(() -> ViewTestSupport.blockFields(sync, layout).equals(before), "every field as before the restart");
+                System.out.printf("JobRecoveryITCase: %d block entries back %d ms after Redis answered again%n",
+                        clean.size(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
+                Pick after = ViewTestSupport.await(() -> router.pick(chain), p -> "AFFINITY".equals(p.reason()));
+                assertThat(after).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly(engine.id, 16);
+                assertThat(maxAttempt(flink, job)).as("no task restarted").isZero();
+            } finally {
+                job.cancel().get(30, TimeUnit.SECONDS);
+                client.shutdown();
+            }
+        }
+    }
+
+    /**
+     * Fault d, with the savepoint round trip on RocksDB (incremental checkpoints): the job is stopped
+     * with a savepoint and stays down longer than {@code engine.dead-after} while its engine keeps
+     * reporting; Redis restarts empty meanwhile. Started again from the savepoint, the job writes the
+     * whole view back from its state and never declares the engine dead for its own downtime.
+     */
+    @Test
+    void aJobDownLongerThanDeadAfterComesBackFromItsSavepointOnRocksDbWithItsEngineAndEveryEntry(StackAddresses stack)
+            throws Exception {
+        String topics = ViewTestSupport.topics(stack, "it-savepoint");
+        try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
+            RoutingViewConfig config = config(stack, topics, redis, "rocksdb");
+            JobClient first = start(config, null);
+            FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+            List<int[]> prompts = prompts(22, PROMPTS, BLOCKS_PER_PROMPT);
+            ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
+            Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.tagDepth());
+            RedisClient client = RedisClient.create(redis.url());
+            JobClient second = null;
+            try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
+                 Heartbeats alive = new Heartbeats(producer, config, engine)) {
+                store(producer, config, engine, prompts);
+                try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                    RedisCommands<String, String> sync = connection.sync();
+                    awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean), "the view");
+                }
+                String savepoint = first.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(),
+                        SavepointFormatType.CANONICAL).get(60, TimeUnit.SECONDS);
+
+                redis.restartEmpty();
+                Thread.sleep(6_000); // down for twice engine.dead-after, the engine reporting all along
+                second = start(config, savepoint);
+                try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                    RedisCommands<String, String> sync = connection.sync();
+                    awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean),
+                            "every entry back in an empty Redis, from the restored state");
+                    Thread.sleep(6_000); // past dead-after again, read from the restore on
+                    assertThat(sync.hget(layout.enginesKey(), engine.id)).as("the engine is in the engine table").startsWith("READY|");
+                    assertThat(ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout))).isEqualTo(clean);
+                }
+                assertThat(healthChanges(stack, config, engine.id)).as("no engine dropped for the job's own downtime")
+                        .contains(EngineHealth.READY).doesNotContain(EngineHealth.SUSPECT, EngineHealth.DEAD);
+            } finally {
+                (second != null ? second : first).cancel().get(30, TimeUnit.SECONDS);
+                client.shutdown();
+            }
+        }
+    }
+
+    /** Fault f: a record too big for the dead-letter topic is filed truncated, and costs the job no restart. */
+    @Test
+    void aTwoMegabyteMalformedRecordIsDeadLetteredTruncatedAndNoTaskRestarts(StackAddresses stack, @InjectMiniCluster MiniCluster flink)
+            throws Exception {
+        String topics = ViewTestSupport.topics(stack, "it-oversize");
+        try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
+            RoutingViewConfig config = config(stack, topics, redis, "hashmap");
+            JobClient job = start(config, null);
+            FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+            List<int[]> prompts = prompts(23, 20, BLOCKS_PER_PROMPT);
+            ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
+            RedisClient client = RedisClient.create(redis.url());
+            try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
+                 KafkaProducer<String, byte[]> raw = new KafkaProducer<>(Map.of(
+                         ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                         ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024,
+                         ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                         ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+                 Heartbeats alive = new Heartbeats(producer, config, engine);
+                 StatefulRedisConnection<String, String> connection = client.connect()) {
+                byte[] twoMiB = new byte[2 * 1024 * 1024];
+                java.util.Arrays.fill(twoMiB, (byte) '{');
+                raw.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, twoMiB)).get();
+                store(producer, config, engine, prompts); // after it, on the same partition
+                Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.tagDepth());
+                awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(connection.sync(), layout)).equals(clean),
+                        "the batches after the oversize record in the view");
+                try (KafkaConsumer<String, DeadLetter> consumer = ViewTestSupport.consumer(stack, "it-oversize-dlq", config.deadLetterTopic())) {
+                    List<DeadLetter> letters = new ArrayList<>();
+                    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                    while (letters.isEmpty() && System.nanoTime() < deadline) {
+                        consumer.poll(Duration.ofMillis(200)).forEach(r -> letters.add(r.value()));
+                    }
+                    assertThat(letters).singleElement().satisfies(d -> {
+                        assertThat(d.getTruncated()).isTrue();
+                        assertThat(d.getRawValueBytes()).isEqualTo(twoMiB.length);
+                        assertThat(d.getSourceTopic()).isEqualTo(config.kvEventsTopic());
+                    });
+                }
+                assertThat(maxAttempt(flink, job)).as("no task restarted").isZero();
+            } finally {
+                job.cancel().get(30, TimeUnit.SECONDS);
+                client.shutdown();
+            }
+        }
+    }
+
+    /** A live engine's load report every half second, from the test's start to its end. */
+    private static final class Heartbeats implements AutoCloseable {
+        private final java.util.concurrent.ScheduledExecutorService timer =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+
+        Heartbeats(KafkaProducer<String, Object> producer, RoutingViewConfig config, FakeEngine engine) {
+            timer.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine.id, engine.load(0, 1))),
+                    0, 500, TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            timer.shutdownNow();
+            timer.awaitTermination(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private RoutingViewConfig config(StackAddresses stack, String topics, LocalRedis redis, String stateBackend) {
+        return ViewTestSupport.config(stack, topics, redis.url(),
+                "engine.suspect-after", "2 s", "engine.dead-after", "3 s",
+                "engine.default-residency", "1 h", "engine.max-residency", "1 h",
+                "job.state-backend", stateBackend, "job.checkpoint-dir", dir.resolve("checkpoints").toUri().toString());
+    }
+
+    private static JobClient start(RoutingViewConfig config, String savepoint) throws Exception {
+        StreamExecutionEnvironment env = RoutingViewJob.environment(config, savepoint);
+        RoutingViewJob.wire(env, config);
+        return env.executeAsync("recovery");
+    }
+
+    /** {@code count} random prompts of {@code blocks} 16-token blocks. */
+    private static List<int[]> prompts(long seed, int count, int blocks) {
+        Random random = new Random(seed);
+        List<int[]> prompts = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            prompts.add(random.ints(blocks * 16, 0, 50_000).toArray());
+        }
+        return prompts;
+    }
+
+    /** One batch per 20 prompts, every block of each. */
+    private static void store(KafkaProducer<String, Object> producer, RoutingViewConfig config, FakeEngine engine, List<int[]> prompts) {
+        for (int i = 0; i < prompts.size(); i += 20) {
+            Object[] events = prompts.subList(i, Math.min(prompts.size(), i + 20)).stream()
+                    .map(p -> engine.stored(p, 0, p.length / 16)).toArray();
+            producer.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, engine.batch(events)));
+        }
+        producer.flush();
+    }
+
+    private static long completedCheckpoints(MiniCluster flink, JobClient job) {
+        try {
+            return flink.getExecutionGraph(job.getJobID()).get().getCheckpointStatsSnapshot().getCounts()
+                    .getNumberOfCompletedCheckpoints();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    private static int maxAttempt(MiniCluster flink, JobClient job) throws Exception {
+        int max = 0;
+        for (AccessExecutionVertex task : flink.getExecutionGraph(job.getJobID()).get().getAllExecutionVertices()) {
+            max = Math.max(max, task.getCurrentExecutionAttempt().getAttemptNumber());
+        }
+        return max;
+    }
+
+    /** The engine's health changes as the engine-state topic has them, read to its end. */
+    private static List<EngineHealth> healthChanges(StackAddresses stack, RoutingViewConfig config, String engine) {
+        List<EngineHealth> health = new ArrayList<>();
+        try (KafkaConsumer<String, EngineStateChange> consumer = ViewTestSupport.consumer(stack, "it-health", config.engineStateTopic())) {
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (System.nanoTime() < deadline) {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> {
+                    if (r.value().getEngine().toString().startsWith(engine)) {
+                        health.add(r.value().getHealth());
+                    }
+                });
+            }
+        }
+        return health;
+    }
+
+    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waiting 90 s for %s", what).isLessThan(deadline);
+            Thread.sleep(200);
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package dev.kvrouter.redis;
+
+import io.lettuce.core.RedisException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Notices a Redis that lost the view, so the job writes it again from its state (redis-sink
+ * README, "Redis loss"). One look per call: the server restarted or failed over (its identity,
+ * {@link ViewConnection#serverIdentity()}, changed); the meta key lost the {@value #RESYNCED_FIELD}
+ * stamp this detector leaves there (the keys were flushed or expired: the sink rewrites its own meta
+ * fields within a flush interval, so their absence is too brief to see); or the function library is
+ * missing: loaded again here at once, so {@code kvr_pick} answers again without a job restart.
+ * Single-threaded; the connection opens on the first look that finds Redis answering.
+ */
+public final class ViewLossDetector implements AutoCloseable {
+
+    /** Meta field: when the view was last written again in full, milliseconds since the Unix epoch. */
+    public static final String RESYNCED_FIELD = "resynced_ms";
+
+    private final RedisViewSinkOptions options;
+    private final ViewLayout layout;
+    private ViewConnection connection;
+    /** The identity of the Redis last answering; null before the first answer. */
+    private String identity;
+    private boolean stamped;
+
+    public ViewLossDetector(RedisViewSinkOptions options) {
+        this.options = options;
+        this.layout = new ViewLayout(options.keyPrefix());
+    }
+
+    /**
+     * Why the view must be written again, or empty. The first answer always asks for it: a job
+     * that starts from a checkpoint holds entries the view may have lost while the job was down
+     * (expired with the view's TTL, or a Redis restarted meanwhile). While Redis does not answer,
+     * empty: the first look after it answers again sees whether it is still the same server.
+     */
+    public Optional<String> check() {
+        try {
+            if (connection == null) {
+                // Reconnects by itself from here on; a standalone one fails commands at once meanwhile.
+                connection = ViewConnection.open(options.redisUrl(), Duration.ofMillis(options.commandTimeoutMs()),
+                        Duration.ofMillis(options.connectTimeoutMs()), 64);
+            }
+            String now = connection.serverIdentity();
+            boolean stampKept = connection.sync().hget(layout.metaKey(), RESYNCED_FIELD) != null;
+            boolean library = connection.functionsLoaded(ViewLayout.FUNCTION_LIBRARY);
+            if (!library) {
+                connection.loadFunctions(ViewLayout.functionLibrary());
+            }
+            List<String> why = new ArrayList<>();
+            if (identity == null) {
+                why.add("the job started");
+            } else if (!identity.equals(now)) {
+                why.add("Redis restarted or failed over (" + identity + " -> " + now + ")");
+            } else if (stamped && !stampKept) {
+                why.add("the view's keys were flushed or expired");
+            }
+            if (!library) {
+                why.add("the function library was missing (loaded again)");
+            }
+            if (!why.isEmpty()) {
+                connection.sync().hset(layout.metaKey(), RESYNCED_FIELD, Long.toString(System.currentTimeMillis()));
+                stamped = true;
+            }
+            // Only now: a look that failed half-way sees the same change again next time.
+            identity = now;
+            return why.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", why));
+        } catch (RedisException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (connection != null) {
+            connection.close();
+            connection = null;
+        }
+    }
+}
