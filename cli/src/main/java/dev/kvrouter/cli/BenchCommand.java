@@ -42,7 +42,8 @@ public final class BenchCommand {
 
     @Command(name = "ingest", mixinStandardHelpOptions = true,
             description = "Block-entry updates/s through Kafka -> Flink -> Redis beside raw pipelined Redis writes of the same "
-                    + "entries; freshness (event time -> visible) at half the measured rate; Redis bytes per entry.")
+                    + "entries; Redis bytes per entry; how long the view takes to come back after its keys are flushed; "
+                    + "freshness (event time -> visible) at half the measured rate.")
     static final class Ingest implements Callable<Integer> {
         @Option(names = "--entries", defaultValue = "200000", description = "Block entries to ingest (default: ${DEFAULT-VALUE}).")
         int entries;

@@ -92,9 +92,10 @@ public final class JobCommand {
             long deadline = duration == null ? Long.MAX_VALUE
                     : System.nanoTime() + Duration.parse("PT" + duration.toUpperCase()).toNanos();
             Path stopRequest = dir.resolve(job.getJobID() + ".stop");
+            boolean stopped = false;
             try {
                 // Until the job ends by itself, the duration is up, or './kvr job stop' asks (checked every 200 ms).
-                while (!job.getJobExecutionResult().isDone()) {
+                while (!stopped && !job.getJobExecutionResult().isDone()) {
                     if (Files.exists(stopRequest)) {
                         String savepointDir = Files.readString(stopRequest).trim();
                         Files.delete(stopRequest);
@@ -108,17 +109,17 @@ public final class JobCommand {
                             System.out.println("savepoint: " + outcome);
                         }
                         Files.writeString(dir.resolve(job.getJobID() + ".stopped"), outcome);
-                        break;
-                    }
-                    if (System.nanoTime() > deadline) {
+                        stopped = true;
+                    } else if (System.nanoTime() > deadline) {
                         System.out.println("ran for " + duration + "; stopping");
                         job.cancel().get(60, TimeUnit.SECONDS);
-                        break;
+                        stopped = true;
+                    } else {
+                        Thread.sleep(200);
                     }
-                    Thread.sleep(200);
                 }
-                if (job.getJobExecutionResult().isDone()) {
-                    job.getJobExecutionResult().get(); // a failed job's error, not silence
+                if (!stopped) {
+                    job.getJobExecutionResult().get(); // it ended by itself: a failed job's error, not silence
                 }
             } finally {
                 Runtime.getRuntime().removeShutdownHook(stop);

@@ -3,6 +3,7 @@ package dev.kvrouter.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.stack.LocalRedis;
+import dev.kvrouter.stack.LocalRedisCluster;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -20,6 +21,24 @@ class ViewLossDetectorITCase {
 
     @TempDir
     Path dir;
+
+    @Test
+    void onARedisClusterTheDetectorLoadsTheFunctionsOnEveryPrimaryAndKnowsThePrimaries() throws Exception {
+        try (LocalRedisCluster cluster = LocalRedisCluster.start(3, dir.resolve("cluster"));
+             ViewLossDetector detector = new ViewLossDetector(RedisViewSinkOptions.defaults(cluster.url()).withKeyPrefix("t:"))) {
+            assertThat(detector.check()).hasValueSatisfying(why -> assertThat(why).contains("the job started")
+                    .contains("function library was missing"));
+            assertThat(detector.check()).as("the same primaries, the functions on each").isEmpty();
+            for (int port : cluster.ports()) {
+                RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
+                try (StatefulRedisConnection<String, String> node = client.connect()) {
+                    assertThat(node.sync().functionList(ViewLayout.FUNCTION_LIBRARY)).as("library on %d", port).hasSize(1);
+                } finally {
+                    client.shutdown();
+                }
+            }
+        }
+    }
 
     @Test
     void startFlushLostFunctionsAndRestartEachAskForTheViewAgainAndNothingElseDoes() throws Exception {
