@@ -326,10 +326,6 @@ class JobRecoveryITCase {
     }
 
     private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("waiting 90 s for %s", what).isLessThan(deadline);
-            Thread.sleep(200);
-        }
+        ViewTestSupport.awaitTrue(condition, what, Duration.ofSeconds(90));
     }
 }

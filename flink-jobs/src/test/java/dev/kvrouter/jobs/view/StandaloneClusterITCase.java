@@ -292,10 +292,6 @@ class StandaloneClusterITCase {
     }
 
     private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("waiting 3 min for %s", what).isLessThan(deadline);
-            Thread.sleep(500);
-        }
+        ViewTestSupport.awaitTrue(condition, what, Duration.ofMinutes(3));
     }
 }

@@ -142,4 +142,13 @@ public final class ViewTestSupport {
         }
         return entries;
     }
+
+    /** Waits, polling every 200 ms, until {@code condition} holds; fails the test after {@code limit}. */
+    public static void awaitTrue(java.util.function.BooleanSupplier condition, String what, Duration limit) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waiting %s for %s", limit, what).isLessThan(deadline);
+            Thread.sleep(200);
+        }
+    }
 }
