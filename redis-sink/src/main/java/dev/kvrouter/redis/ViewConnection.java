@@ -156,7 +156,8 @@ public final class ViewConnection implements AutoCloseable {
         if (clusterConnection != null) {
             ((RedisClusterClient) client).refreshPartitions();
             return clusterConnection.getPartitions().stream()
-                    .filter(n -> n.is(RedisClusterNode.NodeFlag.UPSTREAM))
+                    // Primaries that serve slots: a node demoted by a failover may still be flagged a moment.
+                    .filter(n -> n.is(RedisClusterNode.NodeFlag.UPSTREAM) && !n.getSlots().isEmpty())
                     .map(RedisClusterNode::getNodeId).sorted()
                     .collect(java.util.stream.Collectors.joining(","));
         }

@@ -17,6 +17,8 @@ import java.util.Optional;
  */
 public final class ViewLossDetector implements AutoCloseable {
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ViewLossDetector.class);
+
     /** Meta field: when the view was last written again in full, milliseconds since the Unix epoch. */
     public static final String RESYNCED_FIELD = "resynced_ms";
 
@@ -26,6 +28,7 @@ public final class ViewLossDetector implements AutoCloseable {
     /** The identity of the Redis last answering; null before the first answer. */
     private String identity;
     private boolean stamped;
+    private String lastFailure;
 
     public ViewLossDetector(RedisViewSinkOptions options) {
         this.options = options;
@@ -70,6 +73,11 @@ public final class ViewLossDetector implements AutoCloseable {
             identity = now;
             return why.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", why));
         } catch (RedisException e) {
+            // Said once per kind of failure, not every second of an outage.
+            if (!String.valueOf(e.getMessage()).equals(lastFailure)) {
+                lastFailure = String.valueOf(e.getMessage());
+                LOG.warn("cannot look at the view's Redis ({}): {}", options.redisUrl(), lastFailure);
+            }
             return Optional.empty();
         }
     }
