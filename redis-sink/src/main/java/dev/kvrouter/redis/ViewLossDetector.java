@@ -71,9 +71,10 @@ public final class ViewLossDetector implements AutoCloseable {
             }
             // Only now: a look that failed half-way sees the same change again next time.
             identity = now;
+            lastFailure = null;
             return why.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", why));
         } catch (RedisException e) {
-            // Said once per kind of failure, not every second of an outage.
+            // Said once per outage and kind of failure, not every second of it.
             if (!String.valueOf(e.getMessage()).equals(lastFailure)) {
                 lastFailure = String.valueOf(e.getMessage());
                 LOG.warn("cannot look at the view's Redis ({}): {}", options.redisUrl(), lastFailure);
