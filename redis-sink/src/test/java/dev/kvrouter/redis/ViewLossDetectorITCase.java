@@ -41,56 +41,6 @@ class ViewLossDetectorITCase {
     }
 
     @Test
-    void aClusterFailoverAsksForTheViewAgain() throws Exception {
-        try (LocalRedisCluster cluster = LocalRedisCluster.start(3, 1, dir.resolve("failover"));
-             ViewLossDetector detector = new ViewLossDetector(RedisViewSinkOptions.defaults(cluster.url()).withKeyPrefix("t:"))) {
-            Optional<String> first = Optional.empty();
-            for (int i = 0; i < 50 && first.isEmpty(); i++) { // replicas of a new cluster settle their roles first
-                first = detector.check();
-                Thread.sleep(first.isEmpty() ? 200 : 0);
-            }
-            assertThat(first).hasValueSatisfying(why -> assertThat(why).contains("the job started"));
-            assertThat(detector.check()).isEmpty();
-            // A replica takes over its primary's slots (CLUSTER FAILOVER, as an operator or Sentinel-less cluster does).
-            int replica = cluster.ports().stream().filter(port -> role(port).equals("slave")).findFirst().orElseThrow();
-            RedisClient client = RedisClient.create("redis://127.0.0.1:" + replica);
-            try (StatefulRedisConnection<String, String> node = client.connect()) {
-                assertThat(node.sync().clusterFailover(true)).isEqualTo("OK"); // FORCE: a new replica may still be syncing
-                long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
-                while (!role(replica).equals("master")) {
-                    assertThat(System.nanoTime()).as("the replica on %d promoted within 30 s", replica).isLessThan(deadline);
-                    Thread.sleep(100);
-                }
-                Optional<String> afterFailover = Optional.empty();
-                for (int i = 0; i < 50 && afterFailover.isEmpty(); i++) { // the detector reads the topology again each look
-                    afterFailover = detector.check();
-                    Thread.sleep(200);
-                }
-                assertThat(afterFailover).hasValueSatisfying(why -> assertThat(why).contains("failed over"));
-                // The topology may take a look or two more to settle (each change asks again, harmlessly); then quiet.
-                int quiet = 0;
-                for (int i = 0; i < 50 && quiet < 3; i++) {
-                    quiet = detector.check().isEmpty() ? quiet + 1 : 0;
-                    Thread.sleep(200);
-                }
-                assertThat(quiet).as("the detector quiet once the cluster settled").isEqualTo(3);
-            } finally {
-                client.shutdown();
-            }
-        }
-    }
-
-    /** A node's replication role: master or slave. */
-    private static String role(int port) {
-        RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
-        try (StatefulRedisConnection<String, String> node = client.connect()) {
-            return String.valueOf(node.sync().role().get(0));
-        } finally {
-            client.shutdown();
-        }
-    }
-
-    @Test
     void startFlushLostFunctionsAndRestartEachAskForTheViewAgainAndNothingElseDoes() throws Exception {
         try (LocalRedis redis = LocalRedis.start(dir);
              ViewLossDetector detector = new ViewLossDetector(RedisViewSinkOptions.defaults(redis.url()).withKeyPrefix("t:"))) {
