@@ -37,6 +37,11 @@ public final class JobCommand {
         return Path.of(System.getenv().getOrDefault("KVR_STATE_DIR", ".kvr/stack")).toAbsolutePath().resolveSibling("jobs");
     }
 
+    /** {@code 90s}, {@code 10m}: the durations the job commands take. */
+    static Duration duration(String text) {
+        return Duration.parse("PT" + text.toUpperCase());
+    }
+
     static String uri(String dir) {
         return Path.of(dir).toAbsolutePath().normalize().toUri().toString();
     }
@@ -90,7 +95,7 @@ public final class JobCommand {
                     config.kvEventsTopic() + ", " + config.engineLoadTopic(), config.redisUrl(), config.viewKeyPrefix());
             System.out.println(duration == null ? "Ctrl-C or './kvr job stop' stops it." : "'./kvr job stop' stops it sooner.");
             long deadline = duration == null ? Long.MAX_VALUE
-                    : System.nanoTime() + Duration.parse("PT" + duration.toUpperCase()).toNanos();
+                    : System.nanoTime() + duration(duration).toNanos();
             Path stopRequest = dir.resolve(job.getJobID() + ".stop");
             boolean stopped = false;
             try {
@@ -173,7 +178,7 @@ public final class JobCommand {
             Files.writeString(request, savepointDir == null ? "" : Path.of(savepointDir).toAbsolutePath().toString());
             Files.move(request, dir.resolve(id + ".stop"), StandardCopyOption.ATOMIC_MOVE);
             System.out.println("asked job " + id + " to stop" + (savepointDir == null ? "" : " with a savepoint under " + savepointDir));
-            long deadline = System.nanoTime() + Duration.parse("PT" + timeout.toUpperCase()).toNanos();
+            long deadline = System.nanoTime() + duration(timeout).toNanos();
             Path announced = dir.resolve(id + ".running");
             // Until the run writes what came of it, or ends without a word (every 200 ms, bounded by --timeout).
             while (!Files.exists(stopped) && alive(announced)) {
