@@ -274,9 +274,17 @@ public final class KvRouterClient implements AutoCloseable {
             lastEngines.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
             Map<String, PickPolicy.Run> runs = PickPolicy.match(engines, blocks, System.currentTimeMillis(), floor);
             String[] keys = {layout.metaKey(), layout.enginesKey(), layout.classesKey(), layout.reservationsKey()};
-            String[] args = {Long.toString(options.maxViewAge().toMillis()), prefixClass == null ? "" : prefixClass,
-                    clientId == null ? "" : clientId, requestId == null ? "" : requestId, Integer.toString(n),
-                    PickPolicy.runsArgument(runs)};
+            int[] sampled = ViewLayout.pendingPositions(n);
+            String[] args = new String[6 + sampled.length];
+            args[0] = Long.toString(options.maxViewAge().toMillis());
+            args[1] = prefixClass == null ? "" : prefixClass;
+            args[2] = clientId == null ? "" : clientId;
+            args[3] = requestId == null ? "" : requestId;
+            args[4] = Integer.toString(n);
+            args[5] = PickPolicy.runsArgument(runs);
+            for (int i = 0; i < sampled.length; i++) { // the pending prefixes are matched and recorded in the head slot
+                args[6 + i] = ViewLayout.hex(chain[sampled[i] - 1]);
+            }
             return answer(redis.fcall(ViewLayout.PLACE_FUNCTION, ScriptOutputType.MULTI, keys, args), requestId);
         } catch (RedisException e) {
             return leastLoaded(Source.FALLBACK_REDIS_DOWN);

@@ -70,6 +70,14 @@ public final class ViewLayout {
         return prefix + HEAD + "res";
     }
 
+    /**
+     * Pending prefixes: field a placed prompt's block hash at a sampled position, value the engines
+     * it was placed on, {@code engine=ready_ms.epoch} (base 36) comma-separated (kvrouter.lua).
+     */
+    public String pendingKey() {
+        return reservationsKey() + ":pending";
+    }
+
     /** One engine's live reservations, request ids scored by when they were made. */
     public String engineReservationsKey(String engineId) {
         return reservationsKey() + ":engine:" + engineId;
@@ -97,6 +105,22 @@ public final class ViewLayout {
 
     public String groupKey(long tagHash) {
         return prefix + "g:{" + hex(tagHash) + "}";
+    }
+
+    /**
+     * The 1-based positions of a prompt of {@code n} blocks whose hashes a placement records as
+     * pending and a pick looks up (kvrouter.lua, "Pending prefixes"): 1, 2, 4, … below n, and n.
+     */
+    public static int[] pendingPositions(int n) {
+        int[] at = new int[n <= 0 ? 0 : 1 + (32 - Integer.numberOfLeadingZeros(n - 1))];
+        int i = 0;
+        for (int p = 1; p < n; p *= 2) {
+            at[i++] = p;
+        }
+        if (n > 0) {
+            at[i++] = n;
+        }
+        return at;
     }
 
     /** The group tag of the block at 1-based {@code position} in a chain, given the chain's hashes. */

@@ -47,6 +47,18 @@ local function holder_of(v, id)
   return {stored = tonumber(stored, 36), epoch = tostring(tonumber(epoch, 36))}
 end
 
+-- A non-negative integer in base 36 (block fields' numbers).
+local function to36(x)
+  local digits, out = '0123456789abcdefghijklmnopqrstuvwxyz', ''
+  x = math.floor(x)
+  repeat
+    local d = x % 36
+    out = string.sub(digits, d + 1, d + 1) .. out
+    x = (x - d) / 36
+  until x == 0
+  return out
+end
+
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -72,6 +84,33 @@ local SWEEP = 16
 -- How long a done request is remembered against its engine's load: far longer than a load report
 -- interval, after which a report has long covered it.
 local DONE_KEEP_MS = 60000
+
+-- Pending prefixes: what a placement brings to its engine, before the engine's BlockStored crosses
+-- the pipeline (a second or more). Every reservation also records the placed prompt's block hashes
+-- at a few positions (1, 2, 4, 8, ... and the last) under
+--   <res>:pending          hash  block hash -> engine=ready_ms.epoch,... (base 36, as block fields)
+--   <res>:pending:by-time  zset  block hash, scored by when its last holder there expires
+-- where ready_ms is when the engine will hold the prompt (the prefill queued there plus its own).
+-- A chain hash at position p names the whole prefix up to p, so a later prompt whose hash at p is
+-- there shares at least p blocks with a placement: a lower bound within 2x of the shared run. From
+-- ready_ms until PENDING_MS after it, picks count that run as held (the view takes over once the
+-- engine reports it); before ready_ms the engine is still computing it, and a request sent there
+-- would compute it again.
+local PENDING_MS = 5000
+-- Engines one pending block keeps at most (the latest ready stay), and block hashes at most.
+local PENDING_HOLDERS = 8
+local PENDING_CAP = 8192
+
+-- The positions of a prompt of n blocks that pending prefixes record and look up: 1, 2, 4, ... below n, and n.
+local function sampled(n)
+  local at, p = {}, 1
+  while p < n do
+    at[#at + 1] = p
+    p = p * 2
+  end
+  if n > 0 then at[#at + 1] = n end
+  return at
+end
 
 -- Removes one reservation everywhere it is counted; 1 when there was one.
 local function release(res, request)
@@ -184,6 +223,67 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now)
   return h
 end
 
+-- Records that `engine` will hold the prompt's sampled prefixes from `ready` on (h.sampled: the
+-- prompt's hashes at the sampled positions), and keeps the pending prefixes bounded: a holder
+-- leaves PENDING_MS after it is ready, a block hash keeps PENDING_HOLDERS, the hash PENDING_CAP
+-- block hashes (expired ones swept, at most SWEEP a call, then the soonest to expire).
+local function pend(h, engine, ready)
+  local key, now = h.res .. ':pending', h.now
+  local by_time = key .. ':by-time'
+  local epoch = h.engines[engine].epoch
+  local fields = h.sampled
+  local values = redis.call('HMGET', key, unpack(fields))
+  for i, field in ipairs(fields) do
+    local kept = {{id = engine, ready = ready, epoch = epoch}}
+    for id, entry in pairs(holders(values[i])) do
+      if id ~= engine and entry.stored + PENDING_MS > now then
+        kept[#kept + 1] = {id = id, ready = entry.stored, epoch = entry.epoch}
+      end
+    end
+    table.sort(kept, function(a, b) return a.ready > b.ready end)
+    local parts, last = {}, 0
+    for j = 1, math.min(#kept, PENDING_HOLDERS) do
+      local k = kept[j]
+      parts[j] = k.id .. '=' .. to36(k.ready) .. '.' .. to36(tonumber(k.epoch))
+      if k.ready > last then last = k.ready end
+    end
+    redis.call('HSET', key, field, table.concat(parts, ','))
+    redis.call('ZADD', by_time, last + PENDING_MS, field)
+  end
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', by_time, '-inf', '(' .. now, 'LIMIT', 0, SWEEP)) do
+    redis.call('HDEL', key, old)
+    redis.call('ZREM', by_time, old)
+  end
+  local over = redis.call('ZCARD', by_time) - PENDING_CAP
+  if over > 0 then
+    for _, old in ipairs(redis.call('ZRANGE', by_time, 0, over - 1)) do
+      redis.call('HDEL', key, old)
+      redis.call('ZREM', by_time, old)
+    end
+  end
+  redis.call('PEXPIRE', key, ready - now + PENDING_MS)
+  redis.call('PEXPIRE', by_time, ready - now + PENDING_MS)
+end
+
+-- The runs pending placements bring (see PENDING_MS), merged into the view's match: an engine's run
+-- is the longer of the two; a pending run is taken as certain (confidence 1). h.sampled holds the
+-- prompt's hashes at the sampled positions `at`.
+local function match_pending(h, at, depth, conf)
+  if not h.sampled or #h.sampled == 0 then return depth, conf end
+  local values = redis.call('HMGET', h.res .. ':pending', unpack(h.sampled))
+  for i = #values, 1, -1 do
+    for id, entry in pairs(holders(values[i])) do
+      local e = h.engines[id]
+      if e and entry.epoch == e.epoch and entry.stored <= h.now and h.now < entry.stored + PENDING_MS
+          and at[i] > (depth[id] or 0) then
+        depth[id] = at[i]
+        conf[id] = 1
+      end
+    end
+  end
+  return depth, conf
+end
+
 -- Records the placement as a reservation (request id '' records nothing) and keeps the
 -- reservations bounded: expired ones leave (at most SWEEP a call), each engine keeps RESERVATION_CAP.
 local function reserve(h, result, request, n)
@@ -201,8 +301,10 @@ local function reserve(h, result, request, n)
     redis.call('HINCRBY', key, engine, 1)
     redis.call('PEXPIRE', key, ttl)
   end
+  local ready = now
   if h.prefill_rate then
     local queued = (h.backlog[engine] or 0) + tokens / h.engines[engine].rate * 1000
+    ready = now + math.ceil(queued)
     redis.call('HSET', res .. ':prefill', engine, string.format('%.1f|%d', queued, now))
     -- An engine whose queue drained long ago leaves the hash (engines come and go).
     for id, left in pairs(h.backlog) do
@@ -220,6 +322,8 @@ local function reserve(h, result, request, n)
   redis.call('PEXPIRE', res, ttl)
   redis.call('PEXPIRE', res .. ':by-time', ttl)
   redis.call('PEXPIRE', by_engine, ttl)
+  -- Without a prefill rate there is no telling when the engine holds the prompt: nothing pending.
+  if h.prefill_rate and h.sampled and #h.sampled > 0 then pend(h, engine, ready) end
 end
 
 -- The decision, given the head and the prompt's match: match() returns each holder's longest
@@ -473,8 +577,12 @@ local function pick_with(keys, args, reserving)
   local now = now_ms()
   local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now)
   if not h then return NO_VIEW end
+  local at = sampled(n)
+  h.sampled = {}
+  for i, p in ipairs(at) do h.sampled[i] = args[5 + p] end
   local result = decide(h, n, args[2], tonumber(args[1]), function()
-    return match_in_view(h, keys[3], keys[4], {unpack(args, 6, 5 + n)})
+    local depth, conf = match_in_view(h, keys[3], keys[4], {unpack(args, 6, 5 + n)})
+    return match_pending(h, at, depth, conf)
   end)
   if reserving then reserve(h, result, args[4], n) end
   return result
@@ -484,18 +592,22 @@ end
 -- slots) and places it here, in the head slot, in a second round trip.
 -- KEYS: meta, engines, class policy, reservations
 -- ARGV: max_view_age_ms, prefix class, client id, request id ('' to reserve nothing), n,
---       the holders' runs: engine=depth:confidence,... ('' for none)
+--       the holders' runs: engine=depth:confidence,... ('' for none), then optionally the prompt's
+--       hashes at the sampled positions 1, 2, 4, ... below n, and n (the pending prefixes; without
+--       them the placement neither reads nor records any)
 local function place(keys, args)
   local n = tonumber(args[5])
   local now = now_ms()
   local h = read_head(keys[1], keys[2], keys[3], keys[4], args[3], now)
   if not h then return NO_VIEW end
+  local at = sampled(n)
+  if #args == 6 + #at then h.sampled = {unpack(args, 7, 6 + #at)} end
   local result = decide(h, n, args[2], tonumber(args[1]), function()
     local depth, conf = {}, {}
     for id, d, c in string.gmatch(args[6] or '', '([^,=]+)=(%d+):([%d.eE+-]+)') do
       if h.engines[id] then depth[id] = tonumber(d); conf[id] = tonumber(c) end
     end
-    return depth, conf
+    return match_pending(h, at, depth, conf)
   end)
   reserve(h, result, args[4], n)
   return result

@@ -495,8 +495,10 @@ class PickFunctionITCase {
         Pick moved = pick(router, chain);
         assertThat(moved).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_BUSY");
         assertThat(moved.saving()).isEqualTo(new PickPolicy.Saving("TRANSFER", 64, 0.000192, 6.1));
-        // At 1 MB/s moving takes 8.4 s: recomputing is cheaper, a cold start
+        // At 1 MB/s moving takes 8.4 s: recomputing is cheaper, a cold start (e3 is no holder: the
+        // placement just made there is forgotten, else it would hold the prompt once its prefill is done)
         redis.hset(layout.metaKey(), "fabric_bytes_per_s", "1000000");
+        redis.del(layout.pendingKey());
         assertThat(pick(router, chain).saving()).isEqualTo(PickPolicy.Saving.NONE);
     }
 
@@ -520,6 +522,7 @@ class PickFunctionITCase {
         redis.hset(layout.metaKey(), Map.of("chunk_tokens", "16", "kv_bytes_per_token", "131072",
                 "prefill_tokens_per_s", "10000", "fabric_bytes_per_s", "25000000000"));
         assertThat(pick(router, chain).handoff()).as("no decode pool: no hand-off").isEqualTo(PickPolicy.Handoff.NONE);
+        redis.del(layout.pendingKey()); // that placement is not what this case is about
         engine("d1", "READY", 5, 1, "DECODE");
         engine("d2", "READY", 2, 1, "DECODE");
         engine("d3", "BUSY", 0, 1, "DECODE");
@@ -558,6 +561,71 @@ class PickFunctionITCase {
         assertThat(p.confidence()).isCloseTo(Math.exp(-0.2), org.assertj.core.data.Offset.offset(0.01));
         engine("e2", "READY", 3, 1);
         assertThat(pick(router, chain).engineId()).as("equal load: the more confident").isEqualTo("e1");
+    }
+
+    @Test
+    void aPlacementIsHeldThereOnceItsPrefillIsDoneBeforeTheEngineReportsIt() throws InterruptedException {
+        // 64 tokens/s: the 4-block (64-token) prompt is a second of prefill. The view holds nothing.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "64"));
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "COLD");
+        // e3 is still computing it: a copy sent there would compute it again behind the first. Elsewhere, cold.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 0, "COLD");
+        Thread.sleep(1_100);
+        // Both prefills are done: e3 and e1 hold the prompt for every balancer, though no BlockStored
+        // reached the view. Loads e1 2, e3 1: the less loaded holder.
+        Pick third = pick(router, chain);
+        assertThat(third).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason, Pick::confidence)
+                .containsExactly("e3", 4, "AFFINITY", 1.0);
+        // A prompt sharing the first 2 of 4 blocks: found at the sampled positions 1, 2 and 4 (not 4).
+        long[] sibling = new CanonicalBlockHasher(16).chain("m", null,
+                IntStream.concat(IntStream.range(0, 32), IntStream.range(1_000, 1_032)).toArray(), List.of());
+        assertThat(sibling[1]).isEqualTo(chain[1]);
+        assertThat(sibling[2]).isNotEqualTo(chain[2]);
+        assertThat(pick(router, sibling)).as("loads e1 2, e3 2: the lower id").extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e1", 2, "AFFINITY");
+        // e1 restarted (epoch 2) and lost its cache: what was placed there before counts no more,
+        // although e1 is now the least loaded.
+        engine("e1", "READY", 0, 2);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e3", 4, "AFFINITY");
+    }
+
+    @Test
+    void anObserverSeesPendingPrefixesAndRecordsNone(StackAddresses stack) throws InterruptedException {
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "64000")); // the prompt is a millisecond of prefill
+        try (KvRouterClient observer = new KvRouterClient(options(stack.redisUrl()).observing())) {
+            pick(observer, chain);
+            assertThat(redis.exists(layout.pendingKey())).as("asking places nothing").isZero();
+            assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "COLD");
+            Thread.sleep(20);
+            assertThat(pick(observer, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                    .containsExactly("e3", 4, "AFFINITY");
+        }
+    }
+
+    @Test
+    void pendingPrefixesExpireAndStayBounded() {
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "64000"));
+        pick(router, chain);
+        assertThat(redis.hkeys(layout.pendingKey())).as("positions 1, 2 and 4 of 4")
+                .containsExactlyInAnyOrder(ViewLayout.hex(chain[0]), ViewLayout.hex(chain[1]), ViewLayout.hex(chain[3]));
+        assertThat(redis.pttl(layout.pendingKey())).isBetween(1L, 5_100L);
+        assertThat(redis.pttl(layout.pendingKey() + ":by-time")).isBetween(1L, 5_100L);
+        assertThat(redis.zscore(layout.pendingKey() + ":by-time", ViewLayout.hex(chain[0])))
+                .as("swept 5 s after the engine holds it").isBetween(now + 5_000.0, System.currentTimeMillis() + 5_100.0);
+
+        // A holder ready more than 5 s ago counts no more: e1 (the least loaded) was, e2 is still pending.
+        long[] other = {11, 12, 13, 14};
+        long at = System.currentTimeMillis();
+        redis.hset(layout.pendingKey(), ViewLayout.hex(other[3]),
+                ViewLayout.holder("e1", at - 6_000, 1) + "," + ViewLayout.holder("e2", at - 100, 1));
+        assertThat(pick(router, other)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e2", 4, "AFFINITY");
+
+        // Thousands of distinct prompts placed: the hash keeps 8 192 block hashes at most.
+        for (long i = 0; i < 8_300; i++) {
+            router.pick(new long[] {1_000_000 + i});
+        }
+        assertThat(redis.hlen(layout.pendingKey())).isBetween(8_000L, 8_192L);
+        assertThat(redis.zcard(layout.pendingKey() + ":by-time")).isEqualTo(redis.hlen(layout.pendingKey()));
     }
 
     @Test
