@@ -199,10 +199,42 @@ public final class KvRouterClient implements AutoCloseable {
      * reservations. Call {@link #done(String)} with the id when the request ends.
      */
     public Pick pick(long[] chain, String prefixClass, String clientId, String requestId) {
+        return pick(chain, prefixClass, clientId, requestId, java.util.Set.of());
+    }
+
+    /**
+     * Picks again after the balancer could not reach the engines in {@code avoid} (connection
+     * refused, reset): they are left out as if dead, for this pick only — the view learns of a dead
+     * engine only once it has been silent for {@code engine.suspect-after}, and until then every
+     * pick's best answer may be that engine. Under the same request id the reservation moves to the
+     * new engine.
+     */
+    public Pick pick(long[] chain, String prefixClass, String clientId, String requestId, java.util.Set<String> avoid) {
         int n = Math.min(chain.length, options.maxBlocks());
         String reservation = options.reserves() ? requestId : null;
-        return clientSide ? pickClientSide(chain, n, prefixClass, clientId, reservation)
-                : pickInRedis(chain, n, prefixClass, clientId, reservation);
+        String avoided = String.join(",", avoid);
+        return clientSide ? pickClientSide(chain, n, prefixClass, clientId, reservation, avoided)
+                : pickInRedis(chain, n, prefixClass, clientId, reservation, avoided);
+    }
+
+    /**
+     * Warms the pick path up before the balancer takes traffic, as a readiness step: {@code picks}
+     * picks of a made-up prompt of 64 blocks that reserve nothing, so the JIT has compiled the path
+     * and the connection has answered before a real request waits on them (a cold JVM's first picks
+     * can take longer than the command timeout and fall back to load only). Returns how many
+     * answered from the view; 0 means the view is not there yet.
+     */
+    public int warmUp(int picks) {
+        long[] prompt = new java.util.Random(picks).longs(64).toArray();
+        int fromView = 0;
+        for (int i = 0; i < picks; i++) {
+            int n = Math.min(prompt.length, options.maxBlocks());
+            Pick p = clientSide ? pickClientSide(prompt, n, null, null, null, "") : pickInRedis(prompt, n, null, null, null, "");
+            if (p.source() == Source.VIEW) {
+                fromView++;
+            }
+        }
+        return fromView;
     }
 
     /**
@@ -224,12 +256,12 @@ public final class KvRouterClient implements AutoCloseable {
         }
     }
 
-    private Pick pickInRedis(long[] chain, int n, String prefixClass, String clientId, String requestId) {
+    private Pick pickInRedis(long[] chain, int n, String prefixClass, String clientId, String requestId, String avoid) {
         String[] keys = {layout.metaKey(), layout.enginesKey(),
                 layout.groupKey(n > 0 ? ViewLayout.tag(chain, 1, options.tagDepth()) : 0),
                 layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0),
                 layout.classesKey(), layout.reservationsKey()};
-        String[] args = new String[n + 5];
+        String[] args = new String[n + (avoid.isEmpty() ? 5 : 6)];
         args[0] = Long.toString(options.maxViewAge().toMillis());
         args[1] = prefixClass == null ? "" : prefixClass;
         args[2] = clientId == null ? "" : clientId;
@@ -238,13 +270,16 @@ public final class KvRouterClient implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             args[i + 5] = ViewLayout.hex(chain[i]);
         }
+        if (!avoid.isEmpty()) {
+            args[n + 5] = avoid;
+        }
         try {
             List<Object> answer = options.reserves()
                     ? redis.fcall(ViewLayout.PICK_FUNCTION, ScriptOutputType.MULTI, keys, args)
                     : redis.fcallReadOnly(ViewLayout.PEEK_FUNCTION, ScriptOutputType.MULTI, keys, args);
-            return answer(answer, requestId);
+            return answer(answer, requestId, avoid);
         } catch (RedisException e) {
-            return leastLoaded(Source.FALLBACK_REDIS_DOWN);
+            return leastLoaded(Source.FALLBACK_REDIS_DOWN, avoid);
         }
     }
 
@@ -253,7 +288,7 @@ public final class KvRouterClient implements AutoCloseable {
      * in one HMGET on its slot) and matched as kvr_pick would; {@code kvr_place} then decides and
      * reserves in the head slot. Two round trips, each on one primary.
      */
-    private Pick pickClientSide(long[] chain, int n, String prefixClass, String clientId, String requestId) {
+    private Pick pickClientSide(long[] chain, int n, String prefixClass, String clientId, String requestId, String avoid) {
         try {
             if (floor == null) {
                 refresh();
@@ -275,7 +310,7 @@ public final class KvRouterClient implements AutoCloseable {
             Map<String, PickPolicy.Run> runs = PickPolicy.match(engines, blocks, System.currentTimeMillis(), floor);
             String[] keys = {layout.metaKey(), layout.enginesKey(), layout.classesKey(), layout.reservationsKey()};
             int[] sampled = ViewLayout.pendingPositions(n);
-            String[] args = new String[6 + sampled.length];
+            String[] args = new String[6 + sampled.length + (avoid.isEmpty() ? 0 : 1)];
             args[0] = Long.toString(options.maxViewAge().toMillis());
             args[1] = prefixClass == null ? "" : prefixClass;
             args[2] = clientId == null ? "" : clientId;
@@ -285,19 +320,22 @@ public final class KvRouterClient implements AutoCloseable {
             for (int i = 0; i < sampled.length; i++) { // the pending prefixes are matched and recorded in the head slot
                 args[6 + i] = ViewLayout.hex(chain[sampled[i] - 1]);
             }
-            return answer(redis.fcall(ViewLayout.PLACE_FUNCTION, ScriptOutputType.MULTI, keys, args), requestId);
+            if (!avoid.isEmpty()) {
+                args[6 + sampled.length] = avoid;
+            }
+            return answer(redis.fcall(ViewLayout.PLACE_FUNCTION, ScriptOutputType.MULTI, keys, args), requestId, avoid);
         } catch (RedisException e) {
-            return leastLoaded(Source.FALLBACK_REDIS_DOWN);
+            return leastLoaded(Source.FALLBACK_REDIS_DOWN, avoid);
         }
     }
 
     /** A Pick from kvr_pick's (or kvr_place's, or kvr_peek's) answer. */
-    private Pick answer(List<Object> answer, String requestId) {
+    private Pick answer(List<Object> answer, String requestId, String avoid) {
         String engine = (String) answer.get(0);
         String reason = (String) answer.get(2);
         long age = (Long) answer.get(3);
         if ("NO_VIEW".equals(reason)) {
-            return leastLoaded(Source.FALLBACK_STALE_VIEW);
+            return leastLoaded(Source.FALLBACK_STALE_VIEW, avoid);
         }
         Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW
                 : engine.isEmpty() ? Source.NO_ENGINE : Source.VIEW;
@@ -337,8 +375,12 @@ public final class KvRouterClient implements AutoCloseable {
         return engines;
     }
 
-    /** Load-only routing from the last engine table read, when the view cannot answer; no reservation is made. */
-    private Pick leastLoaded(Source wanted) {
+    /**
+     * Load-only routing from the last engine table read, when the view cannot answer; no reservation
+     * is made. {@code avoid}: comma-separated engines left out.
+     */
+    private Pick leastLoaded(Source wanted, String avoid) {
+        java.util.Set<String> avoided = java.util.Set.of(avoid.isEmpty() ? new String[0] : avoid.split(","));
         Source source = wanted;
         if (source != Source.FALLBACK_REDIS_DOWN) {
             try {
@@ -356,7 +398,7 @@ public final class KvRouterClient implements AutoCloseable {
         PickPolicy.Handoff handoff = live.stream().filter(e -> e.getValue().decodeOnly() && !"DRAINING".equals(e.getValue().status()))
                 .min(byLoad).map(e -> new PickPolicy.Handoff(e.getKey(), 0)).orElse(PickPolicy.Handoff.NONE);
         return live.stream()
-                .filter(e -> !"DRAINING".equals(e.getValue().status()) && !e.getValue().decodeOnly())
+                .filter(e -> !"DRAINING".equals(e.getValue().status()) && !e.getValue().decodeOnly() && !avoided.contains(e.getKey()))
                 .min(byLoad)
                 .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE, handoff, 0, null))
                 .orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));

@@ -129,8 +129,9 @@ end
 
 -- What every placement reads from the head slot: the meta figures, the live engines with the
 -- reservations their load reports do not cover yet, the prefill queued on each, the class policy
--- key and the client's live reservations. Nil without a view (no meta key).
-local function read_head(meta_key, engines_key, classes_key, res, client, now)
+-- key and the client's live reservations. Nil without a view (no meta key). Engines in `avoid` (a
+-- set) are left out as if dead: the caller could not reach them.
+local function read_head(meta_key, engines_key, classes_key, res, client, now, avoid)
   local meta = redis.call('HMGET', meta_key, 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
     'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input',
     'uncached_prefill_weight', 'reservation_ttl_ms')
@@ -152,7 +153,7 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now)
   local flat = redis.call('HGETALL', engines_key)
   for i = 1, #flat, 2 do
     local e = parse_engine(flat[i + 1])
-    if e.status ~= 'DEAD' and e.status ~= 'RESTARTED' then
+    if e.status ~= 'DEAD' and e.status ~= 'RESTARTED' and not avoid[flat[i]] then
       e.load = e.waiting + e.running
       if e.decode_only then
         decoders[flat[i]] = e
@@ -568,14 +569,23 @@ local function match_in_view(h, group1, group_rest, hashes)
   return depth, conf
 end
 
+-- The engines of a comma-separated list, as a set ('' or nil: none).
+local function engine_set(list)
+  local set = {}
+  for id in string.gmatch(list or '', '[^,]+') do set[id] = true end
+  return set
+end
+
 -- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy, reservations
 -- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), request id ('' to
---       reserve nothing), n, hash_1 ... hash_n (16 hex digits each)
+--       reserve nothing), n, hash_1 ... hash_n (16 hex digits each), then optionally the engines to
+--       avoid, comma-separated: a balancer that could not reach its pick asks again without it
+--       (under the same request id, the reservation moves)
 -- Returns: see decide.
 local function pick_with(keys, args, reserving)
   local n = tonumber(args[5])
   local now = now_ms()
-  local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now)
+  local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now, engine_set(args[6 + n]))
   if not h then return NO_VIEW end
   local at = sampled(n)
   h.sampled = {}
@@ -594,14 +604,15 @@ end
 -- ARGV: max_view_age_ms, prefix class, client id, request id ('' to reserve nothing), n,
 --       the holders' runs: engine=depth:confidence,... ('' for none), then optionally the prompt's
 --       hashes at the sampled positions 1, 2, 4, ... below n, and n (the pending prefixes; without
---       them the placement neither reads nor records any)
+--       them the placement neither reads nor records any), then optionally the engines to avoid (as
+--       kvr_pick's)
 local function place(keys, args)
   local n = tonumber(args[5])
   local now = now_ms()
-  local h = read_head(keys[1], keys[2], keys[3], keys[4], args[3], now)
-  if not h then return NO_VIEW end
   local at = sampled(n)
-  if #args == 6 + #at then h.sampled = {unpack(args, 7, 6 + #at)} end
+  local h = read_head(keys[1], keys[2], keys[3], keys[4], args[3], now, engine_set(args[7 + #at]))
+  if not h then return NO_VIEW end
+  if #args >= 6 + #at then h.sampled = {unpack(args, 7, 6 + #at)} end
   local result = decide(h, n, args[2], tonumber(args[1]), function()
     local depth, conf = {}, {}
     for id, d, c in string.gmatch(args[6] or '', '([^,=]+)=(%d+):([%d.eE+-]+)') do

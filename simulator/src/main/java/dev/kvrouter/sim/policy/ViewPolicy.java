@@ -3,7 +3,9 @@ package dev.kvrouter.sim.policy;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.events.RouteReason;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The project's own policy: the routing view in Redis, fed by the routing-view job from the
@@ -12,19 +14,27 @@ import java.util.List;
  * among them by request id. They share nothing but Redis: each pick reserves its engine there, and
  * a finished request releases its reservation ({@link KvRouterClient#done}). Needs the real
  * pipeline in the loop: publish this fleet to Kafka, run the job, and pace the clock to wall time.
- * An engine id the fleet does not know (or none) falls back to least loaded.
+ * A pick of a dead engine (the view learns of a death only after {@code engine.suspect-after}) is
+ * asked again without it, up to {@link #MAX_RETRIES} times; an engine id the fleet does not know
+ * (or none) falls back to least loaded.
  */
 public final class ViewPolicy implements Policy {
 
     /** One balancer's two calls; {@link KvRouterClient} in production, a fake in tests. */
     public interface Balancer extends AutoCloseable {
-        KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId, String requestId);
+        /** @param avoid engines the balancer could not reach: left out of this pick */
+        KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId, String requestId, Set<String> avoid);
 
         void done(String requestId);
 
         @Override
         default void close() {}
     }
+
+    /** Picks each balancer makes before the run (reserving nothing): enough for the JIT to compile the pick path. */
+    static final int WARM_UP_PICKS = 2_000;
+    /** Engines a request tries besides its first pick before it falls back to load only. */
+    static final int MAX_RETRIES = 2;
 
     private final List<Balancer> balancers;
 
@@ -40,10 +50,13 @@ public final class ViewPolicy implements Policy {
         List<Balancer> clients = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             KvRouterClient client = new KvRouterClient(options);
+            // Ready before the first request, as a balancer behind a readiness probe: a cold client's
+            // first picks are slow, and the paced clock then delivers the requests due meanwhile in a rush.
+            client.warmUp(WARM_UP_PICKS);
             clients.add(new Balancer() {
                 @Override
-                public KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId, String requestId) {
-                    return client.pick(chain, prefixClass, clientId, requestId);
+                public KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId, String requestId, Set<String> avoid) {
+                    return client.pick(chain, prefixClass, clientId, requestId, avoid);
                 }
 
                 @Override
@@ -72,13 +85,25 @@ public final class ViewPolicy implements Policy {
 
     @Override
     public Route route(PolicyRequest request, FleetView fleet) {
-        KvRouterClient.Pick pick = balancerOf(request.requestId())
-                .pick(request.chain(), request.requestClass(), request.clientId(), request.requestId());
-        int engine = pick.engineId() == null || pick.engineId().isEmpty() ? -1 : fleet.indexOf(pick.engineId());
+        Balancer balancer = balancerOf(request.requestId());
+        KvRouterClient.Pick pick = balancer.pick(request.chain(), request.requestClass(), request.clientId(), request.requestId(), Set.of());
+        int engine = indexOf(pick, fleet);
+        // A dead engine the view does not know of yet refuses the connection: the balancer asks again
+        // without it (its reservation moves), as a real one retries a refused request.
+        Set<String> unreachable = new HashSet<>();
+        for (int retry = 0; engine >= 0 && !fleet.alive(engine) && retry < MAX_RETRIES; retry++) {
+            unreachable.add(pick.engineId());
+            pick = balancer.pick(request.chain(), request.requestClass(), request.clientId(), request.requestId(), Set.copyOf(unreachable));
+            engine = indexOf(pick, fleet);
+        }
         if (engine < 0 || !fleet.alive(engine)) {
             return new Route(Loads.leastLoaded(fleet), 0, RouteReason.FALLBACK_LOAD_ONLY, pick.bestHolderBlocks());
         }
         return new Route(engine, Math.max(0, pick.matchedBlocks()), reason(pick.reason()), pick.bestHolderBlocks());
+    }
+
+    private static int indexOf(KvRouterClient.Pick pick, FleetView fleet) {
+        return pick.engineId() == null || pick.engineId().isEmpty() ? -1 : fleet.indexOf(pick.engineId());
     }
 
     @Override

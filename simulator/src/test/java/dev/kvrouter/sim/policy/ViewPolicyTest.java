@@ -21,7 +21,7 @@ class ViewPolicyTest {
     }
 
     /** A balancer that records what it was asked and answers with {@code answer}. */
-    private static final class Recording implements ViewPolicy.Balancer {
+    private static class Recording implements ViewPolicy.Balancer {
         final List<Object[]> picks = new ArrayList<>();
         final List<String> done = new ArrayList<>();
         final Function<long[], KvRouterClient.Pick> answer;
@@ -31,8 +31,8 @@ class ViewPolicyTest {
         }
 
         @Override
-        public KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId, String requestId) {
-            picks.add(new Object[] {chain, prefixClass, clientId, requestId});
+        public KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId, String requestId, Set<String> avoid) {
+            picks.add(new Object[] {chain, prefixClass, clientId, requestId, avoid});
             return answer.apply(chain);
         }
 
@@ -78,12 +78,31 @@ class ViewPolicyTest {
     }
 
     @Test
+    void aPickOfADeadEngineIsAskedAgainWithoutIt() {
+        FakeFleet fleet = new FakeFleet(4, 1, 5);
+        fleet.alive[2] = false;
+        Recording b = new Recording(c -> pick("e2", 4, "AFFINITY", 4)) {
+            @Override
+            public KvRouterClient.Pick pick(long[] chain, String prefixClass, String clientId, String requestId, Set<String> avoid) {
+                super.pick(chain, prefixClass, clientId, requestId, avoid);
+                return avoid.contains("e2") ? ViewPolicyTest.pick("e0", 3, "REPLICA", 4) : ViewPolicyTest.pick("e2", 4, "AFFINITY", 4);
+            }
+        };
+        assertThat(new ViewPolicy(List.of(b)).route(request(1), fleet)).isEqualTo(new Route(0, 3, RouteReason.REPLICA, 4));
+        assertThat(b.picks).hasSize(2);
+        assertThat(b.picks.get(1)[3]).as("the same request id: the reservation moves").isEqualTo(b.picks.get(0)[3]);
+    }
+
+    @Test
     void anUnknownOrDeadEngineFallsBackToLeastLoaded() {
         FakeFleet fleet = new FakeFleet(4, 1, 5);
         assertThat(new ViewPolicy(List.of(new Recording(c -> pick("", 0, "NO_VIEW", 0)))).route(request(1), fleet))
                 .isEqualTo(new Route(1, 0, RouteReason.FALLBACK_LOAD_ONLY));
         fleet.alive[2] = false;
-        assertThat(new ViewPolicy(List.of(new Recording(c -> pick("e2", 4, "AFFINITY", 4)))).route(request(1), fleet).engine()).isEqualTo(1);
+        Recording stubborn = new Recording(c -> pick("e2", 4, "AFFINITY", 4));
+        assertThat(new ViewPolicy(List.of(stubborn)).route(request(1), fleet).engine()).isEqualTo(1);
+        assertThat(stubborn.picks).as("asked again without the dead engine before falling back").hasSize(1 + ViewPolicy.MAX_RETRIES);
+        assertThat(stubborn.picks.get(1)[4]).isEqualTo(Set.of("e2"));
         assertThat(ViewPolicy.reason("SPILL_CLIENT_CAP")).isEqualTo(RouteReason.SPILL_CLIENT_CAP);
         assertThat(ViewPolicy.reason("NO_VIEW")).isEqualTo(RouteReason.FALLBACK_LOAD_ONLY);
     }
