@@ -23,6 +23,12 @@ import java.util.function.Supplier;
 public final class SimRunner {
 
     /**
+     * Paced runs (a real pipeline in the loop): virtual time before the first request, for the
+     * engines' first reports to cross the pipeline into the view (about a second here).
+     */
+    public static final double PACED_LEAD_IN_MS = 5_000;
+
+    /**
      * @param engines        engines per fleet
      * @param sampleMs       interval of the load (Gini) samples
      * @param windowMs       width of the report's time windows
@@ -98,13 +104,17 @@ public final class SimRunner {
         for (Fleet f : fleets) {
             f.engines().forEach(e -> e.startHeartbeats(active));
         }
+        // Paced, a real pipeline routes a fleet: its engines report for a lead-in before the first
+        // request (and the first failure), as to a view that was running before the traffic came;
+        // the in-memory policies know the fleet from the start either way.
+        double leadIn = clock.paced() ? PACED_LEAD_IN_MS : 0;
         for (Failure failure : settings.failures()) {
             if (failure.engine() < 0 || failure.engine() >= settings.engines()) {
                 throw new IllegalArgumentException("failure on engine " + failure.engine() + " but the fleet has " + settings.engines());
             }
-            clock.at(failure.atS() * 1000, () -> fleets.forEach(f -> failure.applyTo(f.engines().get(failure.engine()))));
+            clock.at(leadIn + failure.atS() * 1000, () -> fleets.forEach(f -> failure.applyTo(f.engines().get(failure.engine()))));
         }
-        clock.after(settings.sampleMs(), new Runnable() {
+        clock.at(leadIn + settings.sampleMs(), new Runnable() {
             @Override
             public void run() {
                 fleets.forEach(Fleet::sampleLoads);
@@ -116,7 +126,7 @@ public final class SimRunner {
         Progress bar = new Progress(progress, expectedRequests);
         if (requests.hasNext()) {
             SimRequest first = requests.next();
-            clock.at(first.arrivalMs(), new Runnable() {
+            clock.at(leadIn + first.arrivalMs(), new Runnable() {
                 SimRequest current = first;
 
                 @Override
@@ -130,7 +140,7 @@ public final class SimRunner {
                     bar.update(arrived[0], clock.nowMs());
                     if (requests.hasNext()) {
                         current = requests.next();
-                        clock.at(Math.max(clock.nowMs(), current.arrivalMs()), this);
+                        clock.at(Math.max(clock.nowMs(), leadIn + current.arrivalMs()), this);
                     } else {
                         arrivalsDone[0] = true;
                     }
