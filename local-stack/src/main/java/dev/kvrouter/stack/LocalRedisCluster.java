@@ -21,12 +21,17 @@ public final class LocalRedisCluster implements AutoCloseable {
     private LocalRedisCluster() {}
 
     public static LocalRedisCluster start(int primaries, Path dir) {
+        return start(primaries, 0, dir);
+    }
+
+    /** {@code primaries} primaries, each with {@code replicasEach} replicas (a failover promotes one). */
+    public static LocalRedisCluster start(int primaries, int replicasEach, Path dir) {
         LocalRedisCluster cluster = new LocalRedisCluster();
         try {
             Path redisServer = RedisServer.ensureExecutable(System.err);
             Path redisCli = redisServer.resolveSibling("redis-cli");
             Files.createDirectories(dir);
-            for (int i = 0; i < primaries; i++) {
+            for (int i = 0; i < primaries * (1 + replicasEach); i++) {
                 int port = Processes.freePort();
                 Path nodeDir = Files.createDirectories(dir.resolve("node-" + port));
                 cluster.ports.add(port);
@@ -40,7 +45,7 @@ public final class LocalRedisCluster implements AutoCloseable {
             }
             List<String> create = new ArrayList<>(List.of(redisCli.toString(), "--cluster", "create"));
             cluster.ports.forEach(p -> create.add("127.0.0.1:" + p));
-            create.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
+            create.addAll(List.of("--cluster-replicas", Integer.toString(replicasEach), "--cluster-yes"));
             int exit = Processes.runToCompletion(create, dir, dir.resolve("create.log"), Duration.ofSeconds(60));
             if (exit != 0) {
                 throw new IllegalStateException("redis-cli --cluster create failed:\n" + Processes.tail(dir.resolve("create.log"), 20));

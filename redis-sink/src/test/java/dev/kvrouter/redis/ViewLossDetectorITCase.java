@@ -41,6 +41,71 @@ class ViewLossDetectorITCase {
     }
 
     @Test
+    void aClusterFailoverAsksForTheViewAgain() throws Exception {
+        try (LocalRedisCluster cluster = LocalRedisCluster.start(3, 1, dir.resolve("failover"));
+             ViewLossDetector detector = new ViewLossDetector(RedisViewSinkOptions.defaults(cluster.url()).withKeyPrefix("t:"))) {
+            // A new cluster's replicas first sync with their primaries.
+            int replica = awaitTrue(() -> cluster.ports().stream()
+                    .filter(port -> "slave".equals(role(port)) && info(port).contains("master_link_status:up")).findFirst(),
+                    "a replica in sync within 30 s").get();
+            Optional<String> first = awaitTrue(() -> detector.check(), "the detector's first look");
+            assertThat(first.get()).contains("the job started");
+            assertThat(detector.check()).isEmpty();
+            // The replica takes its primary's slots. TAKEOVER needs no vote of the other primaries, so it
+            // completes on a cluster whose gossip is still settling (a plain or FORCE failover waits for
+            // their votes, which a new cluster may not give within seconds): as an operator does when a
+            // primary is gone for good.
+            RedisClient client = RedisClient.create("redis://127.0.0.1:" + replica);
+            try (StatefulRedisConnection<String, String> node = client.connect()) {
+                assertThat(node.sync().clusterFailover(false, true)).isEqualTo("OK");
+            } finally {
+                client.shutdown();
+            }
+            awaitTrue(() -> Optional.of(replica).filter(port -> "master".equals(role(port))), "the replica promoted within 30 s");
+            Optional<String> afterFailover = awaitTrue(() -> detector.check(), "the detector sees the failover");
+            assertThat(afterFailover.get()).contains("failed over");
+            // The topology may take a look or two more to settle (each change asks again, harmlessly); then quiet.
+            int quiet = 0;
+            for (int i = 0; i < 100 && quiet < 3; i++) {
+                quiet = detector.check().isEmpty() ? quiet + 1 : 0;
+                Thread.sleep(200);
+            }
+            assertThat(quiet).as("the detector quiet once the cluster settled").isEqualTo(3);
+        }
+    }
+
+    /** Polls {@code look} every 200 ms until it answers, for at most 30 s. */
+    private static <T> Optional<T> awaitTrue(java.util.function.Supplier<Optional<T>> look, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+        Optional<T> answer = look.get();
+        while (answer.isEmpty()) {
+            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+            Thread.sleep(200);
+            answer = look.get();
+        }
+        return answer;
+    }
+
+    /** A node's replication role: master or slave. */
+    private static String role(int port) {
+        RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
+        try (StatefulRedisConnection<String, String> node = client.connect()) {
+            return String.valueOf(node.sync().role().get(0));
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    private static String info(int port) {
+        RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
+        try (StatefulRedisConnection<String, String> node = client.connect()) {
+            return node.sync().info("replication");
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    @Test
     void startFlushLostFunctionsAndRestartEachAskForTheViewAgainAndNothingElseDoes() throws Exception {
         try (LocalRedis redis = LocalRedis.start(dir);
              ViewLossDetector detector = new ViewLossDetector(RedisViewSinkOptions.defaults(redis.url()).withKeyPrefix("t:"))) {
