@@ -398,7 +398,9 @@ local function decide(h, n, class, max_age, match)
     if e.slots > 0 and e.load >= e.slots and h.free_slots then return 'SPILL_BUSY' end
     -- Hot: above busy_factor times the fleet mean, and never under busy_factor requests (an engine
     -- with one or two requests in a nearly idle fleet concentrates nothing; LoadStats.hotAbove).
-    if e.load > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
+    -- With the prefill rate known, the least-delay placement prices what heat costs a request there
+    -- (the prefill queued ahead of it, every slot taken): load alone does not turn a holder away.
+    if not h.prefill_rate and e.load > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
     return nil
   end
 

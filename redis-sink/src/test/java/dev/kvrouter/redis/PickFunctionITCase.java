@@ -195,6 +195,25 @@ class PickFunctionITCase {
     }
 
     @Test
+    void withThePrefillRateKnownLoadAloneDoesNotTurnAHolderAwayItsDelayDoes() {
+        // 16 tokens/s: a block of prefill is a second. e1 holds the 4-block prompt with 3 requests
+        // against a fleet mean of 1.3: hot by load, but nothing queued for prefill, no slot full.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
+        hold(1, "e1");
+        hold(2, "e1");
+        hold(3, "e1");
+        hold(4, "e1");
+        engine("e1", "READY", 3, 1);
+        engine("e2", "READY", 1, 1);
+        engine("e3", "READY", 0, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 4, "AFFINITY");
+        // Every slot of e1 taken (4 of 4) while others have one free: that costs a request there.
+        redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 4, 0, 500, TAU, 1, false, System.currentTimeMillis(),
+                EngineEntry.BOTH, 4, 0, 0).encode());
+        assertThat(pick(router, chain).reason()).isEqualTo("SPILL_BUSY");
+    }
+
+    @Test
     void inANearlyIdleFleetAHolderWithTwoRequestsIsNotHot() {
         hold(1, "e1");
         engine("e1", "READY", 2, 1);
