@@ -262,8 +262,13 @@ local function pend(h, engine, ready)
       redis.call('ZREM', by_time, old)
     end
   end
-  redis.call('PEXPIRE', key, ready - now + PENDING_MS)
-  redis.call('PEXPIRE', by_time, ready - now + PENDING_MS)
+  -- Both keys live until the latest holder expires: a TTL is set when there is none (NX) and
+  -- otherwise only ever extended (GT), so a placement ready sooner does not cut a later one short.
+  local ttl = ready - now + PENDING_MS
+  for _, k in ipairs({key, by_time}) do
+    redis.call('PEXPIRE', k, ttl, 'NX')
+    redis.call('PEXPIRE', k, ttl, 'GT')
+  end
 end
 
 -- The runs pending placements bring (see PENDING_MS), merged into the view's match: an engine's run

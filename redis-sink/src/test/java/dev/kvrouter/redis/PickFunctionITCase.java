@@ -199,10 +199,7 @@ class PickFunctionITCase {
         // 16 tokens/s: a block of prefill is a second. e1 holds the 4-block prompt with 3 requests
         // against a fleet mean of 1.3: hot by load, but nothing queued for prefill, no slot full.
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
-        hold(1, "e1");
-        hold(2, "e1");
-        hold(3, "e1");
-        hold(4, "e1");
+        holdWholePrompt("e1");
         engine("e1", "READY", 3, 1);
         engine("e2", "READY", 1, 1);
         engine("e3", "READY", 0, 1);
@@ -288,10 +285,7 @@ class PickFunctionITCase {
     void requestsSpilledFromABusyHolderGoWhereTheyCostTheLeastDelayNotOnlyTheLeastLoad() {
         // 16 tokens/s: a 16-token block of prefill is a second. e1 holds the whole prompt but is busy.
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
-        hold(1, "e1");
-        hold(2, "e1");
-        hold(3, "e1");
-        hold(4, "e1");
+        holdWholePrompt("e1");
         engine("e1", "BUSY", 9, 1);
         engine("e2", "READY", 0, 1);
         engine("e3", "READY", 2, 1);
@@ -703,6 +697,13 @@ class PickFunctionITCase {
     private void learnedRate(String id, int load, int prefillTokensPerS) {
         redis.hset(layout.enginesKey(), id, new EngineEntry("READY", load, 0, 500, TAU, 1, false, now, EngineEntry.BOTH, 0,
                 prefillTokensPerS, 0).encode());
+    }
+
+    /** Every block of {@code chain} held by the engines, stored now, epoch 1. */
+    private void holdWholePrompt(String... engines) {
+        for (int position = 1; position <= chain.length; position++) {
+            hold(position, engines);
+        }
     }
 
     /** Block at 1-based position held by engines stored now, epoch 1. */
