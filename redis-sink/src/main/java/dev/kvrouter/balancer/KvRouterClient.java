@@ -212,9 +212,8 @@ public final class KvRouterClient implements AutoCloseable {
     public Pick pick(long[] chain, String prefixClass, String clientId, String requestId, java.util.Set<String> avoid) {
         int n = Math.min(chain.length, options.maxBlocks());
         String reservation = options.reserves() ? requestId : null;
-        String avoided = String.join(",", avoid);
-        return clientSide ? pickClientSide(chain, n, prefixClass, clientId, reservation, avoided)
-                : pickInRedis(chain, n, prefixClass, clientId, reservation, avoided);
+        return clientSide ? pickClientSide(chain, n, prefixClass, clientId, reservation, avoid)
+                : pickInRedis(chain, n, prefixClass, clientId, reservation, avoid);
     }
 
     /**
@@ -228,9 +227,7 @@ public final class KvRouterClient implements AutoCloseable {
         long[] prompt = new java.util.Random(picks).longs(64).toArray();
         int fromView = 0;
         for (int i = 0; i < picks; i++) {
-            int n = Math.min(prompt.length, options.maxBlocks());
-            Pick p = clientSide ? pickClientSide(prompt, n, null, null, null, "") : pickInRedis(prompt, n, null, null, null, "");
-            if (p.source() == Source.VIEW) {
+            if (pick(prompt, null, null, null).source() == Source.VIEW) { // no request id: no reservation
                 fromView++;
             }
         }
@@ -256,7 +253,7 @@ public final class KvRouterClient implements AutoCloseable {
         }
     }
 
-    private Pick pickInRedis(long[] chain, int n, String prefixClass, String clientId, String requestId, String avoid) {
+    private Pick pickInRedis(long[] chain, int n, String prefixClass, String clientId, String requestId, java.util.Set<String> avoid) {
         String[] keys = {layout.metaKey(), layout.enginesKey(),
                 layout.groupKey(n > 0 ? ViewLayout.tag(chain, 1, options.tagDepth()) : 0),
                 layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0),
@@ -271,7 +268,7 @@ public final class KvRouterClient implements AutoCloseable {
             args[i + 5] = ViewLayout.hex(chain[i]);
         }
         if (!avoid.isEmpty()) {
-            args[n + 5] = avoid;
+            args[n + 5] = String.join(",", avoid);
         }
         try {
             List<Object> answer = options.reserves()
@@ -288,7 +285,7 @@ public final class KvRouterClient implements AutoCloseable {
      * in one HMGET on its slot) and matched as kvr_pick would; {@code kvr_place} then decides and
      * reserves in the head slot. Two round trips, each on one primary.
      */
-    private Pick pickClientSide(long[] chain, int n, String prefixClass, String clientId, String requestId, String avoid) {
+    private Pick pickClientSide(long[] chain, int n, String prefixClass, String clientId, String requestId, java.util.Set<String> avoid) {
         try {
             if (floor == null) {
                 refresh();
@@ -321,7 +318,7 @@ public final class KvRouterClient implements AutoCloseable {
                 args[6 + i] = ViewLayout.hex(chain[sampled[i] - 1]);
             }
             if (!avoid.isEmpty()) {
-                args[6 + sampled.length] = avoid;
+                args[6 + sampled.length] = String.join(",", avoid);
             }
             return answer(redis.fcall(ViewLayout.PLACE_FUNCTION, ScriptOutputType.MULTI, keys, args), requestId, avoid);
         } catch (RedisException e) {
@@ -330,7 +327,7 @@ public final class KvRouterClient implements AutoCloseable {
     }
 
     /** A Pick from kvr_pick's (or kvr_place's, or kvr_peek's) answer. */
-    private Pick answer(List<Object> answer, String requestId, String avoid) {
+    private Pick answer(List<Object> answer, String requestId, java.util.Set<String> avoid) {
         String engine = (String) answer.get(0);
         String reason = (String) answer.get(2);
         long age = (Long) answer.get(3);
@@ -377,10 +374,9 @@ public final class KvRouterClient implements AutoCloseable {
 
     /**
      * Load-only routing from the last engine table read, when the view cannot answer; no reservation
-     * is made. {@code avoid}: comma-separated engines left out.
+     * is made. {@code avoid}: engines left out.
      */
-    private Pick leastLoaded(Source wanted, String avoid) {
-        java.util.Set<String> avoided = java.util.Set.of(avoid.isEmpty() ? new String[0] : avoid.split(","));
+    private Pick leastLoaded(Source wanted, java.util.Set<String> avoid) {
         Source source = wanted;
         if (source != Source.FALLBACK_REDIS_DOWN) {
             try {
@@ -398,7 +394,7 @@ public final class KvRouterClient implements AutoCloseable {
         PickPolicy.Handoff handoff = live.stream().filter(e -> e.getValue().decodeOnly() && !"DRAINING".equals(e.getValue().status()))
                 .min(byLoad).map(e -> new PickPolicy.Handoff(e.getKey(), 0)).orElse(PickPolicy.Handoff.NONE);
         return live.stream()
-                .filter(e -> !"DRAINING".equals(e.getValue().status()) && !e.getValue().decodeOnly() && !avoided.contains(e.getKey()))
+                .filter(e -> !"DRAINING".equals(e.getValue().status()) && !e.getValue().decodeOnly() && !avoid.contains(e.getKey()))
                 .min(byLoad)
                 .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE, handoff, 0, null))
                 .orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));

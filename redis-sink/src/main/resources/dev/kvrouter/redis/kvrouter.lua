@@ -233,7 +233,8 @@ local function pend(h, engine, ready)
   local by_time = key .. ':by-time'
   local epoch = h.engines[engine].epoch
   local fields = h.sampled
-  local values = redis.call('HMGET', key, unpack(fields))
+  -- The pick read these fields already when it matched them (nothing writes between).
+  local values = h.pending_values or redis.call('HMGET', key, unpack(fields))
   for i, field in ipairs(fields) do
     local kept = {{id = engine, ready = ready, epoch = epoch}}
     for id, entry in pairs(holders(values[i])) do
@@ -277,6 +278,7 @@ end
 local function match_pending(h, at, depth, conf)
   if not h.sampled or #h.sampled == 0 then return depth, conf end
   local values = redis.call('HMGET', h.res .. ':pending', unpack(h.sampled))
+  h.pending_values = values
   for i = #values, 1, -1 do
     for id, entry in pairs(holders(values[i])) do
       local e = h.engines[id]
