@@ -187,6 +187,18 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
       if e.slots == 0 then e.slots = fewest end
     end
   end
+  -- Likewise an engine whose slot time is not learned yet (none of its requests has finished: the
+  -- first seconds of a burst) holds a slot as long as the slowest engine that has one: else, full,
+  -- it would cost no wait and draw every request.
+  local longest
+  for _, e in pairs(engines) do
+    if e.slot_ms > 0 and (not longest or e.slot_ms > longest) then longest = e.slot_ms end
+  end
+  if longest then
+    for _, e in pairs(engines) do
+      if e.slot_ms == 0 then e.slot_ms = longest end
+    end
+  end
   -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting is
   -- everywhere and a full engine is no reason to leave the cache.
   h.free_slots = false
@@ -405,9 +417,11 @@ local function decide(h, n, class, max_age, match)
     if e.slots > 0 and e.load >= e.slots and h.free_slots then return 'SPILL_BUSY' end
     -- Hot: above busy_factor times the fleet mean, and never under busy_factor requests (an engine
     -- with one or two requests in a nearly idle fleet concentrates nothing; LoadStats.hotAbove).
-    -- With the prefill rate known, the least-delay placement prices what heat costs a request there
-    -- (the prefill queued ahead of it, every slot taken): load alone does not turn a holder away.
-    if not h.prefill_rate and e.load > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
+    -- Where the least-delay placement can price what heat costs a request there (the prefill rate,
+    -- the engine's slots and slot time known: the prefill queued ahead of it, the wait for a slot),
+    -- load alone does not turn a holder away; until then it does.
+    local priced_heat = h.prefill_rate and e.slots > 0 and e.slot_ms > 0
+    if not priced_heat and e.load > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
     return nil
   end
 

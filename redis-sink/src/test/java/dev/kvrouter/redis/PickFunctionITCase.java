@@ -181,9 +181,31 @@ class PickFunctionITCase {
                 .containsExactly("e3", 0, "SPILL_BUSY");
     }
 
+    @Test
+    void anEngineWhoseSlotTimeIsNotLearnedYetWaitsForASlotAsLongAsTheSlowestKnownOne() {
+        // 16 tokens/s, weight 2: the 4-block prompt costs 8 s where it is not cached. Every engine
+        // has 4 slots, all taken. e1 holds the prompt, 9 waiting, 4 s a slot: 10 s to a slot.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "2"));
+        holdWholePrompt("e1");
+        full("e1", 9, 4_000);
+        full("e3", 9, 4_000);
+        // e2 has had none of its requests finish (the first seconds of a burst): its slot time is
+        // unknown, taken as 4 s. With 2 waiting: 3 s to a slot and 8 s of prefill, later than e1.
+        full("e2", 2, 0);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("not a full engine that costs no wait").containsExactly("e1", 4, "AFFINITY");
+        full("e2", 0, 0);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("1 s to a slot and 8 s of prefill: sooner than e1's 10 s").containsExactly("e2", 0, "SPILL_BUSY");
+    }
+
     private void full(String id, int waiting) {
+        full(id, waiting, 4_000);
+    }
+
+    private void full(String id, int waiting, int slotMs) {
         redis.hset(layout.enginesKey(), id, new EngineEntry("READY", waiting, 4, 500, TAU, 1, false, now, EngineEntry.BOTH, 4,
-                0, 4_000).encode());
+                0, slotMs).encode());
     }
 
     @Test
@@ -195,19 +217,37 @@ class PickFunctionITCase {
     }
 
     @Test
-    void withThePrefillRateKnownLoadAloneDoesNotTurnAHolderAwayItsDelayDoes() {
+    void whereItsDelayCanBePricedLoadAloneDoesNotTurnAHolderAwayItsDelayDoes() {
         // 16 tokens/s: a block of prefill is a second. e1 holds the 4-block prompt with 3 requests
         // against a fleet mean of 1.3: hot by load, but nothing queued for prefill, no slot full.
+        // Every engine's slots (4) and slot time (4 s) are known: the delay prices the heat.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
+        holdWholePrompt("e1");
+        running("e1", 3);
+        running("e2", 1);
+        running("e3", 0);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 4, "AFFINITY");
+        // Every slot of e1 taken (4 of 4) while others have one free: that costs a request there.
+        running("e1", 4);
+        assertThat(pick(router, chain).reason()).isEqualTo("SPILL_BUSY");
+    }
+
+    @Test
+    void untilAnEnginesSlotsAreLearnedLoadAloneStillTurnsAHotHolderAway() {
+        // As above, but no engine has had requests waiting yet (the first seconds of a burst): how
+        // many requests e1 can run at once is unknown, so the delay cannot tell it is filling up.
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
         holdWholePrompt("e1");
         engine("e1", "READY", 3, 1);
         engine("e2", "READY", 1, 1);
         engine("e3", "READY", 0, 1);
-        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 4, "AFFINITY");
-        // Every slot of e1 taken (4 of 4) while others have one free: that costs a request there.
-        redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 4, 0, 500, TAU, 1, false, System.currentTimeMillis(),
-                EngineEntry.BOTH, 4, 0, 0).encode());
-        assertThat(pick(router, chain).reason()).isEqualTo("SPILL_BUSY");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_HOT");
+    }
+
+    /** A READY engine with 4 slots and a 4 s slot time learned, running {@code count} requests. */
+    private void running(String id, int count) {
+        redis.hset(layout.enginesKey(), id, new EngineEntry("READY", 0, count, 500, TAU, 1, false, System.currentTimeMillis(),
+                EngineEntry.BOTH, 4, 0, 4_000).encode());
     }
 
     @Test

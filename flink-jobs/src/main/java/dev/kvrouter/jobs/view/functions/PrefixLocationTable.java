@@ -9,6 +9,9 @@ import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.view.ViewChange;
 import dev.kvrouter.view.ViewOp;
 import dev.kvrouter.redis.ViewWrite;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -44,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The broadcast input asks for the whole view again ({@link ViewResync}: Redis lost it, or the
  * job started from a checkpoint or savepoint): every block in this instance's state is written
- * again, as it stands, without changing the state or its timers.
+ * again, as it stands, group by group, without changing the state or its timers.
  */
 public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Long, BlockInput, ViewResync, ViewWrite> {
 
@@ -79,15 +82,44 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
      */
     @Override
     public void processBroadcastElement(ViewResync resync, Context ctx, Collector<ViewWrite> out) throws Exception {
+        List<Resent> chunk = new ArrayList<>();
         long[] blocks = {0};
         ctx.applyToKeyedState(blockHolders, (key, state) -> {
             BlockHolders holders = state.value();
             if (holders != null && !holders.isEmpty()) {
-                emit(key, holders.holders[0].tag, holders, resync.atMs, out);
+                chunk.add(new Resent(key, holders));
                 blocks[0]++;
+                if (chunk.size() >= RESYNC_CHUNK_BLOCKS) {
+                    emitByGroup(chunk, resync.atMs, out);
+                }
             }
         });
+        emitByGroup(chunk, resync.atMs, out);
         LOG.info("view written again from state ({}): {} blocks", resync.reason, blocks[0]);
+    }
+
+    /**
+     * Blocks resent per sorted chunk. State is walked in key (block hash) order, which scatters a
+     * group's blocks; sorted by group, a chunk reaches Redis as one HSET (and one expiry) per group
+     * and sink batch instead of one per block: three commands a block become a few per hundred.
+     * Bounds what the walk holds at once.
+     */
+    static final int RESYNC_CHUNK_BLOCKS = 65_536;
+
+    /** A block to write again, with its holders as the state holds them. */
+    private record Resent(long block, BlockHolders holders) {
+        long tag() {
+            return holders.holders[0].tag;
+        }
+    }
+
+    /** Writes the chunk's blocks group after group, and empties it. */
+    private static void emitByGroup(List<Resent> chunk, long atMs, Collector<ViewWrite> out) {
+        chunk.sort(Comparator.comparingLong(Resent::tag));
+        for (Resent r : chunk) {
+            emit(r.block(), r.tag(), r.holders(), atMs, out);
+        }
+        chunk.clear();
     }
 
     private void apply(LocationUpdate u, ReadOnlyContext ctx, Collector<ViewWrite> out) throws Exception {

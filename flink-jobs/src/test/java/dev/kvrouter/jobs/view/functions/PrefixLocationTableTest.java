@@ -213,6 +213,24 @@ class PrefixLocationTableTest {
     }
 
     @Test
+    void aResyncWritesAGroupsBlocksTogetherSoTheSinkSendsOneWritePerGroup() throws Exception {
+        // 40 blocks whose groups alternate with the block hash: the state's own order scatters them.
+        for (long b = 0; b < 40; b++) {
+            harness.processElement(BlockInput.of(LocationUpdate.store(BLOCK + b, TAG + b % 2, "e1", 1_000, 0, 5_000, null, 1_000)), 1_000);
+        }
+        int writesBefore = harness.extractOutputValues().size();
+
+        harness.processBroadcastElement(ViewResync.of("Redis restarted", 2_000), 2_000);
+
+        List<ViewWrite> again = harness.extractOutputValues().subList(writesBefore, harness.extractOutputValues().size());
+        assertThat(again).extracting(w -> w.field).containsExactlyInAnyOrderElementsOf(
+                java.util.stream.LongStream.range(0, 40).mapToObj(b -> ViewLayout.hex(BLOCK + b)).toList());
+        long runs = java.util.stream.IntStream.range(0, again.size())
+                .filter(i -> i == 0 || again.get(i).tag != again.get(i - 1).tag).count();
+        assertThat(runs).as("each group's blocks in one run").isEqualTo(2);
+    }
+
+    @Test
     void aTableRestoredFromASnapshotWritesWhatItRestoredWhenAsked() throws Exception {
         harness.processElement(BlockInput.of(LocationUpdate.store(BLOCK, TAG, "e1", 1_000, 2, 9_000, "GPU", 1_000)), 1_000);
         OperatorSubtaskState snapshot = harness.snapshot(1, 1_500);

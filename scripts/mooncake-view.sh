@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The Mooncake conversation trace with the view in the loop, at 1 and at 4 balancers: the README's
+# command ("The Mooncake trace with the view in the loop"), once per balancer count, each under
+# fresh topic and key prefixes, with the job stopped when its replay is done. The other policies run
+# in memory beside the view (the same figures in every run).
+#
+#   scripts/mooncake-view.sh [OUT_DIR]
+#   BALANCERS="4" scripts/mooncake-view.sh
+#
+# About 14 minutes per balancer count (12 of them the trace paced to wall time).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="${1:-$ROOT/.kvr/mooncake/$(date +%Y%m%d-%H%M%S)}"
+BALANCERS="${BALANCERS:-1 4}"
+TRACE="${TRACE:-$ROOT/simulator/src/test/resources/traces/mooncake-conversation.jsonl.gz}"
+mkdir -p "$OUT"
+
+started_stack=0
+if ! "$ROOT/kvr" stack status >/dev/null 2>&1; then
+  "$ROOT/kvr" stack up >"$OUT/stack.log" 2>&1
+  started_stack=1
+fi
+job_pid=""
+cleanup() {
+  if [ -n "$job_pid" ] && kill -0 "$job_pid" 2>/dev/null; then kill "$job_pid" 2>/dev/null || true; wait "$job_pid" 2>/dev/null || true; fi
+  if [ "$started_stack" = 1 ]; then "$ROOT/kvr" stack down >>"$OUT/stack.log" 2>&1 || true; fi
+}
+trap cleanup EXIT
+
+for b in $BALANCERS; do
+  run="b$b"
+  if [ -f "$OUT/$run/report.md" ]; then continue; fi
+  prefix="mc$b-$(date +%H%M%S)"
+  echo "mooncake-view: $run, topics $prefix. ($(date +%H:%M:%S))" >&2
+  "$ROOT/kvr" topics apply --prefix "$prefix." >"$OUT/$run.topics.log" 2>&1
+  "$ROOT/kvr" job run -D topics.prefix="$prefix." -D view.key-prefix="$prefix:" -D kafka.starting-offsets=earliest \
+    -D kafka.group-id="$prefix" -D cost.prefill-tokens-per-s=50000 --duration 16m >"$OUT/$run.job.log" 2>&1 &
+  job_pid=$!
+  "$ROOT/kvr" replay --trace "$TRACE" --engines 8 --capacity 32768 --compression 5 --prefill-rate 50000 --decode-rate 150 \
+    --speed 1 --publish view --balancers "$b" --policies view,round-robin,least-loaded,sglang,aibrix,oracle \
+    --topics-prefix "$prefix." --view-key-prefix "$prefix:" --out "$OUT/$run" >"$OUT/$run.log" 2>&1 \
+    || echo "mooncake-view: $run failed, see $OUT/$run.log" >&2
+  kill "$job_pid" 2>/dev/null || true
+  wait "$job_pid" 2>/dev/null || true
+  job_pid=""
+done
+for b in $BALANCERS; do
+  [ -f "$OUT/b$b/summary.csv" ] && { echo "== $b balancer(s)"; cat "$OUT/b$b/summary.csv"; }
+done
+echo "mooncake-view: runs and reports in $OUT" >&2
