@@ -194,9 +194,15 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
   for _, e in pairs(engines) do
     if e.slot_ms > 0 and (not longest or e.slot_ms > longest) then longest = e.slot_ms end
   end
-  if longest then
-    for _, e in pairs(engines) do
-      if e.slot_ms == 0 then e.slot_ms = longest end
+  -- None known anywhere (no request has finished yet): a full engine's requests have held their
+  -- slots at least as long as its oldest live reservation is old, a lower bound that grows until
+  -- the first one finishes.
+  for id, e in pairs(engines) do
+    if e.slot_ms == 0 and longest then
+      e.slot_ms = longest
+    elseif e.slot_ms == 0 and e.slots > 0 and e.load >= e.slots then
+      local oldest = redis.call('ZRANGE', res .. ':engine:' .. id, 0, 0, 'WITHSCORES')[2]
+      if oldest then e.slot_ms = math.max(0, now - tonumber(oldest)) end
     end
   end
   -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting is
@@ -411,17 +417,18 @@ local function decide(h, n, class, max_age, match)
     local e = engines[id]
     -- A suspect engine (silent for a while) keeps its entries but gets no new affinity either.
     if e.status == 'BUSY' or e.status == 'DRAINING' or e.status == 'SUSPECT' then return 'SPILL_BUSY' end
+    -- Where the least-delay placement can price what a full or hot engine costs a request there
+    -- (the prefill rate, the engine's slots and slot time known: the prefill queued ahead of it, the
+    -- wait for a slot), neither turns a holder away by itself: an engine with a free slot may have
+    -- seconds of cold prefills queued. Until then they do.
+    if h.prefill_rate and e.slots > 0 and e.slot_ms > 0 then return nil end
     -- Every slot taken (the engine's requests, with the placements since its report, fill the slots it
     -- was last seen full at): a request placed here waits for another to finish, seconds of decode,
     -- while an engine with a free slot only has to prefill what it lacks.
     if e.slots > 0 and e.load >= e.slots and h.free_slots then return 'SPILL_BUSY' end
     -- Hot: above busy_factor times the fleet mean, and never under busy_factor requests (an engine
     -- with one or two requests in a nearly idle fleet concentrates nothing; LoadStats.hotAbove).
-    -- Where the least-delay placement can price what heat costs a request there (the prefill rate,
-    -- the engine's slots and slot time known: the prefill queued ahead of it, the wait for a slot),
-    -- load alone does not turn a holder away; until then it does.
-    local priced_heat = h.prefill_rate and e.slots > 0 and e.slot_ms > 0
-    if not priced_heat and e.load > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
+    if e.load > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
     return nil
   end
 

@@ -227,9 +227,54 @@ class PickFunctionITCase {
         running("e2", 1);
         running("e3", 0);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 4, "AFFINITY");
-        // Every slot of e1 taken (4 of 4) while others have one free: that costs a request there.
+        // Every slot of e1 taken (4 of 4) while others have one free: about 1 s to a slot there,
+        // against 4 s of prefill (weighted 3) anywhere else. It stays.
         running("e1", 4);
-        assertThat(pick(router, chain).reason()).isEqualTo("SPILL_BUSY");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
+        // With 12 more waiting (and the two placed since its report), 15 s to a slot: it goes.
+        full("e1", 12, 4_000);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_BUSY");
+    }
+
+    @Test
+    void aFreeSlotBehindSecondsOfColdPrefillsIsNoReasonToLeaveAFullHolder() {
+        // 16 tokens/s, weight 1: the 4-block prompt costs 4 s where it is not cached. e1 holds it
+        // with every slot taken: 1 s to a slot. e2 and e3 have slots free, but 6 s of cold prefills
+        // placed there by other balancers wait ahead of any new one (the first seconds of a burst).
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "1"));
+        holdWholePrompt("e1");
+        full("e1", 0, 4_000);
+        running("e2", 0);
+        running("e3", 0);
+        long at = System.currentTimeMillis();
+        redis.hset(layout.reservationsKey() + ":prefill", Map.of("e2", "6000.0|" + at, "e3", "6000.0|" + at));
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e1", 4, "AFFINITY");
+        redis.hset(layout.reservationsKey() + ":prefill", "e3", "0.0|" + at);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason)
+                .as("e3's queue drained: 4 s of prefill there, against 2 s to a slot on e1 (one more placed)")
+                .containsExactly("e1", "AFFINITY");
+        full("e1", 3, 4_000);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason)
+                .as("3 waiting and 2 placed: 6 s to a slot on e1").containsExactly("e3", "SPILL_BUSY");
+    }
+
+    @Test
+    void beforeAnyRequestHasFinishedAFullEnginesOldestReservationBoundsItsSlotTime() {
+        // No engine's slot time is known yet. e1 holds the prompt and is full (4 of 4); it took a
+        // request 8 s ago that has not finished: its requests hold a slot at least 8 s, 2 s per
+        // request ahead. 16 tokens/s, weight 1: 4 s of prefill anywhere else.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "1"));
+        holdWholePrompt("e1");
+        full("e1", 0, 0);
+        running("e2", 0, 0);
+        running("e3", 0, 0);
+        redis.zadd(layout.reservationsKey() + ":engine:e1", System.currentTimeMillis() - 8_000, "early-request");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).as("2 s to a slot against 4 s of prefill")
+                .containsExactly("e1", "AFFINITY");
+        full("e1", 1, 0);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason)
+                .as("1 waiting, 1 placed: 6 s to a slot against 4 s of prefill").containsExactly("e2", "SPILL_BUSY");
     }
 
     @Test
@@ -246,8 +291,12 @@ class PickFunctionITCase {
 
     /** A READY engine with 4 slots and a 4 s slot time learned, running {@code count} requests. */
     private void running(String id, int count) {
+        running(id, count, 4_000);
+    }
+
+    private void running(String id, int count, int slotMs) {
         redis.hset(layout.enginesKey(), id, new EngineEntry("READY", 0, count, 500, TAU, 1, false, System.currentTimeMillis(),
-                EngineEntry.BOTH, 4, 0, 4_000).encode());
+                EngineEntry.BOTH, 4, 0, slotMs).encode());
     }
 
     @Test
