@@ -269,7 +269,7 @@ class PickFunctionITCase {
         full("e1", 0, 0);
         running("e2", 0, 0);
         running("e3", 0, 0);
-        redis.zadd(layout.reservationsKey() + ":engine:e1", System.currentTimeMillis() - 8_000, "early-request");
+        redis.zadd(layout.engineReservationsKey("e1"), System.currentTimeMillis() - 8_000, "early-request");
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).as("2 s to a slot against 4 s of prefill")
                 .containsExactly("e1", "AFFINITY");
         full("e1", 1, 0);
