@@ -74,6 +74,9 @@ end
 --   <res>:prefill         hash  engine -> queued_ms|at_ms: prefill placed there, drained in real time
 --   <res>:done:<engine>   zset  request id, scored by when it was reported done: requests the
 --                               engine's last load report still counts, one less each until the next
+--   <res>:ended:<engine>  zset  request id, scored by when it was reported done: every request done
+--                               there in the last DONE_KEEP_MS (at most RESERVATION_CAP), the pace
+--                               its slots actually free at
 -- Every key expires reservation_ttl_ms (done: DONE_KEEP_MS) after its last write: with no balancer
 -- left, nothing stays.
 local DEFAULT_RESERVATION_TTL_MS = 60000
@@ -140,7 +143,7 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
     now = now, age = now - tonumber(meta[1]), busy_factor = tonumber(meta[2]) or 2, floor = tonumber(meta[3]) or 0.05,
     client_cap = tonumber(meta[4]) or 1, client_min = tonumber(meta[5]) or 1000000000, chunk = tonumber(meta[6]) or 16,
     kv_bytes = tonumber(meta[7]), prefill_rate = tonumber(meta[8]), fabric = tonumber(meta[9]),
-    price = tonumber(meta[10]) or 0, miss_weight = tonumber(meta[11]) or 3,
+    price = tonumber(meta[10]) or 0, miss_weight = tonumber(meta[11]) or 1,
     res_ttl = tonumber(meta[12]) or DEFAULT_RESERVATION_TTL_MS,
     classes = classes_key, res = res, client = client,
   }
@@ -203,6 +206,28 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
     elseif e.slot_ms == 0 and e.slots > 0 and e.load >= e.slots then
       local oldest = redis.call('ZRANGE', res .. ':engine:' .. id, 0, 0, 'WITHSCORES')[2]
       if oldest then e.slot_ms = math.max(0, now - tonumber(oldest)) end
+    end
+  end
+  -- How long a full engine takes to free each slot a request placed there waits for. Its mean slot
+  -- time over its slots assumes its requests end spread out, as they do once it has run full a
+  -- while; requests placed together (a burst, an engine that just filled) end together, seconds on.
+  -- Where balancers report requests done, the slots it freed over the last slot time say which:
+  -- that window over (freed + 1) per slot, and never less than the mean's pace.
+  local ended_seen
+  for id, e in pairs(engines) do
+    if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
+      e.free_ms = e.slot_ms / e.slots
+      if ended_seen == nil then
+        ended_seen = false
+        for other in pairs(engines) do
+          if redis.call('EXISTS', res .. ':ended:' .. other) == 1 then ended_seen = true; break end
+        end
+      end
+      if ended_seen then
+        local window = math.min(e.slot_ms, DONE_KEEP_MS)
+        local freed = redis.call('ZCOUNT', res .. ':ended:' .. id, '(' .. (now - window), '+inf')
+        e.free_ms = math.max(e.free_ms, window / (freed + 1))
+      end
     end
   end
   -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting is
@@ -466,16 +491,16 @@ local function decide(h, n, class, max_age, match)
   end
   -- The least delay, with the prefill rate known: until the request can start on an engine (the
   -- prefill already placed there by every balancer, or, with every slot taken, a slot freeing: the
-  -- engine's mean slot time over its slots per request ahead), plus the prefill of the prompt's
-  -- blocks that engine lacks (past its run in `runs`) at that engine's rate, weighted by
-  -- uncached_prefill_weight (3: for this request's first token, for the requests queued behind its
-  -- prefill there, and for the cache room a second copy of another engine's blocks takes).
+  -- engine's free_ms per request ahead), plus the prefill of the prompt's blocks that engine lacks
+  -- (past its run in `runs`) at that engine's rate, weighted by uncached_prefill_weight (1: this
+  -- request's first token; each later request there is charged it as the backlog before it starts;
+  -- more also prices the cache room a second copy of another engine's blocks takes).
   -- Ties: the longer run, the lower load, the id.
   local function delay(id, runs)
     local e = engines[id]
     local start = h.backlog[id] or 0
-    if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
-      start = math.max(start, (e.load - e.slots + 1) * e.slot_ms / e.slots)
+    if e.free_ms then
+      start = math.max(start, (e.load - e.slots + 1) * e.free_ms)
     end
     return start + h.miss_weight * (n - (runs[id] or 0)) * h.chunk / e.rate * 1000
   end
@@ -672,6 +697,11 @@ local function done(keys, args)
         redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. (now - DONE_KEEP_MS))
         redis.call('PEXPIRE', key, DONE_KEEP_MS)
       end
+      local ended = res .. ':ended:' .. engine
+      redis.call('ZADD', ended, now, args[i])
+      redis.call('ZREMRANGEBYSCORE', ended, '-inf', '(' .. (now - DONE_KEEP_MS))
+      redis.call('ZREMRANGEBYRANK', ended, 0, -(RESERVATION_CAP + 1))
+      redis.call('PEXPIRE', ended, DONE_KEEP_MS)
       released = released + release(res, args[i])
     end
   end

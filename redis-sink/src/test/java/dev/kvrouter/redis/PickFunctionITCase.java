@@ -228,7 +228,7 @@ class PickFunctionITCase {
         running("e3", 0);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 4, "AFFINITY");
         // Every slot of e1 taken (4 of 4) while others have one free: about 1 s to a slot there,
-        // against 4 s of prefill (weighted 3) anywhere else. It stays.
+        // against 4 s of prefill anywhere else. It stays.
         running("e1", 4);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
         // With 12 more waiting (and the two placed since its report), 15 s to a slot: it goes.
@@ -275,6 +275,33 @@ class PickFunctionITCase {
         full("e1", 1, 0);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason)
                 .as("1 waiting, 1 placed: 6 s to a slot against 4 s of prefill").containsExactly("e2", "SPILL_BUSY");
+    }
+
+    @Test
+    void requestsPlacedTogetherEndTogetherSoAFullHolderThatFreedNoSlotLatelyIsALongWait() {
+        // 16 tokens/s, weight 1: the 4-block prompt costs 4 s where it is not cached. e1 holds it,
+        // every one of its 4 slots taken, 1 waiting, 4 s a slot: 2 s to a slot at the mean's pace.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "1"));
+        holdWholePrompt("e1");
+        full("e1", 1, 4_000);
+        running("e2", 0);
+        running("e3", 0);
+        String ended = layout.reservationsKey() + ":ended:";
+        long at = System.currentTimeMillis();
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason)
+                .as("no balancer reports requests done: the mean's pace, 2 s against 4 s").containsExactly("e1", "AFFINITY");
+        // Balancers report requests done (e2 finished one), but e1 finished none in its last 4 s:
+        // its requests started together (a burst) and have not begun to end. 4 s per slot ahead.
+        redis.zadd(ended + "e2", at - 1_000, "r-e2");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason)
+                .as("1 waiting and 1 placed: 12 s to a slot on e1, against 4 s of prefill").containsExactly("e2", "SPILL_BUSY");
+        // e1 freed seven slots in its last 4 s (and one 5 s ago, out of the window): 0.5 s a slot,
+        // faster than the mean's 1 s, which stays the floor: 3 s to a slot, sooner than 4 s of prefill.
+        for (int i = 0; i < 7; i++) {
+            redis.zadd(ended + "e1", at - 500 * i, "r" + i);
+        }
+        redis.zadd(ended + "e1", at - 5_000, "r-old");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
     }
 
     @Test
@@ -539,6 +566,8 @@ class PickFunctionITCase {
                 .isEqualTo("1");
 
         assertThat(router.done(first.requestId())).isTrue();
+        assertThat(redis.zscore(layout.reservationsKey() + ":ended:e3", first.requestId()))
+                .as("the pace e3's slots free at counts it").isNotNull();
         assertThat(redis.hget(layout.reservationsKey(), first.requestId())).isNull();
         assertThat(redis.exists(layout.clientReservationsKey("c1"))).isZero();
         assertThat(redis.zscore(layout.engineReservationsKey("e3"), first.requestId())).isNull();
