@@ -143,7 +143,7 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
     now = now, age = now - tonumber(meta[1]), busy_factor = tonumber(meta[2]) or 2, floor = tonumber(meta[3]) or 0.05,
     client_cap = tonumber(meta[4]) or 1, client_min = tonumber(meta[5]) or 1000000000, chunk = tonumber(meta[6]) or 16,
     kv_bytes = tonumber(meta[7]), prefill_rate = tonumber(meta[8]), fabric = tonumber(meta[9]),
-    price = tonumber(meta[10]) or 0, miss_weight = tonumber(meta[11]) or 1,
+    price = tonumber(meta[10]) or 0, miss_weight = tonumber(meta[11]) or 3,
     res_ttl = tonumber(meta[12]) or DEFAULT_RESERVATION_TTL_MS,
     classes = classes_key, res = res, client = client,
   }
@@ -492,9 +492,9 @@ local function decide(h, n, class, max_age, match)
   -- The least delay, with the prefill rate known: until the request can start on an engine (the
   -- prefill already placed there by every balancer, or, with every slot taken, a slot freeing: the
   -- engine's free_ms per request ahead), plus the prefill of the prompt's blocks that engine lacks
-  -- (past its run in `runs`) at that engine's rate, weighted by uncached_prefill_weight (1: this
-  -- request's first token; each later request there is charged it as the backlog before it starts;
-  -- more also prices the cache room a second copy of another engine's blocks takes).
+  -- (past its run in `runs`) at that engine's rate, weighted by uncached_prefill_weight (3: for this
+  -- request's first token, for the requests queued behind its prefill there, and for the cache room
+  -- a second copy of another engine's blocks takes).
   -- Ties: the longer run, the lower load, the id.
   local function delay(id, runs)
     local e = engines[id]

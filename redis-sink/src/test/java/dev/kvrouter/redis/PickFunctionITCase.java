@@ -228,7 +228,7 @@ class PickFunctionITCase {
         running("e3", 0);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 4, "AFFINITY");
         // Every slot of e1 taken (4 of 4) while others have one free: about 1 s to a slot there,
-        // against 4 s of prefill anywhere else. It stays.
+        // against 4 s of prefill (weighted 3) anywhere else. It stays.
         running("e1", 4);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
         // With 12 more waiting (and the two placed since its report), 15 s to a slot: it goes.

@@ -53,7 +53,7 @@ public final class FleetOptions {
             description = "Blocks the SGLang and AIBrix routers remember of what they routed; 0 = twice the fleet's KV capacity (default).")
     int tableBlocks;
 
-    @Option(names = "--oracle-uncached-prefill-weight", defaultValue = "1.0",
+    @Option(names = "--oracle-uncached-prefill-weight", defaultValue = "3.0",
             description = "How the oracle weighs a request's uncached prefill against the true wait, as the view's "
                     + "cost.uncached-prefill-weight (default: ${DEFAULT-VALUE}).")
     double oracleUncachedPrefillWeight;

@@ -68,11 +68,11 @@ public final class RoutingViewOptions {
     public static final ConfigOption<Double> COST_FABRIC_BYTES_PER_S = ConfigOptions.key("cost.fabric-bytes-per-s").doubleType()
             .defaultValue(25e9).withDescription("Bandwidth between engines for moving KV, bytes per second.");
     public static final ConfigOption<Double> COST_UNCACHED_PREFILL_WEIGHT = ConfigOptions.key("cost.uncached-prefill-weight").doubleType()
-            .defaultValue(1.0).withDescription("How pick weighs the prefill of the prompt blocks an engine lacks against the wait "
-                    + "before a request can start there when it places it for the least delay: 1 counts this request's first "
-                    + "token (every later request there is charged the prefill it queued, as the wait before it starts); more "
-                    + "also prices the cache room a second copy of another engine's blocks takes, and favours cache hits "
-                    + "(3 until BENCHMARKS.md run 7: it kept a burst on holders about to fill).");
+            .defaultValue(3.0).withDescription("How pick weighs the prefill of the prompt blocks an engine lacks against the wait "
+                    + "before a request can start there when it places it for the least delay: 1 counts only this request's first "
+                    + "token, 2 also the requests that queue behind its prefill, 3 also the cache room a second copy of "
+                    + "another engine's blocks takes; more favours cache hits. At 1 a burst on a short prompt spreads sooner "
+                    + "but long prompts and a loaded fleet lose (BENCHMARKS.md, run 7).");
 
     // --- engines -----------------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ import dev.kvrouter.events.RouteReason;
  * the moment of routing. The request goes where it costs the least delay — the true wait before
  * its prefill could start there (for a running slot and for the prefill queued ahead) plus its own
  * uncached prefill at the engine's true current speed, weighted by {@code uncachedPrefillWeight} as
- * the view weighs it ({@code cost.uncached-prefill-weight}, 1 by default) — ties to the longer cached prefix, then the
+ * the view weighs it ({@code cost.uncached-prefill-weight}, 3: the uncached prefill also delays
+ * the requests queued behind it and takes cache room) — ties to the longer cached prefix, then the
  * lower load. It is the ceiling of what the view could do with a perfect view.
  */
 public final class OraclePolicy implements Policy {

@@ -15,7 +15,7 @@ public final class Policies {
      */
     public record Settings(int hashPrefixBlocks, int tableBlocks, double oracleUncachedPrefillWeight) {
         public static Settings defaults() {
-            return new Settings(1, 500_000, 1.0);
+            return new Settings(1, 500_000, 3.0);
         }
     }
 
