@@ -14,6 +14,11 @@ import picocli.CommandLine.Command;
 public final class Kvr {
 
     public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** Every command, with the job's option list under 'kvr job run --help' and the error handler. */
+    static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new Kvr());
         // The job options' list, from the job itself, under 'kvr job run --help'.
         CommandLine run = cli.getSubcommands().get("job").getSubcommands().get("run");
@@ -28,7 +33,7 @@ public final class Kvr {
             }
             return 1;
         });
-        System.exit(cli.execute(args));
+        return cli;
     }
 
     static final class Version implements CommandLine.IVersionProvider {

@@ -56,8 +56,8 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Independent balancers placing the view's requests, sharing only Redis (default: ${DEFAULT-VALUE}).")
     int balancers;
 
-    @Option(names = "--failures", description = "Scheduled failures as for 'kvr sim' (default: engine 2 dies at 40 % of the run, "
-            + "engine 1 runs at a quarter of its speed from 60 % for 20 % of it).")
+    @Option(names = "--failures", description = "Scheduled failures as for 'kvr sim' (default: engine 2 dies at 40 %% of the run, "
+            + "engine 1 runs at a quarter of its speed from 60 %% for 20 %% of it).")
     String failures;
 
     @Option(names = "--out", paramLabel = "DIR", description = "Folder of the report (default: .kvr/demo/<run>).")
