@@ -77,7 +77,7 @@ end
 --   <res>:ended:<engine>  zset  request id, scored by when it was reported done: every request done
 --                               there in the last DONE_KEEP_MS (at most RESERVATION_CAP), the pace
 --                               its slots actually free at
--- Every key expires reservation_ttl_ms (done: DONE_KEEP_MS) after its last write: with no balancer
+-- Every key expires reservation_ttl_ms (done, ended: DONE_KEEP_MS) after its last write: with no balancer
 -- left, nothing stays.
 local DEFAULT_RESERVATION_TTL_MS = 60000
 -- Reservations one engine keeps at most (the oldest leave first).
