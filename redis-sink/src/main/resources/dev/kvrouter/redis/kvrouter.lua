@@ -77,6 +77,8 @@ end
 --   <res>:ended:<engine>  zset  request id, scored by when it was reported done: every request done
 --                               there in the last DONE_KEEP_MS (at most RESERVATION_CAP), the pace
 --                               its slots actually free at
+--   <res>:ended           string  set by every kvr_done: balancers report requests done, so an
+--                               engine with no ended entries freed no slot (one read per pick)
 -- Every key expires reservation_ttl_ms (done, ended: DONE_KEEP_MS) after its last write: with no balancer
 -- left, nothing stays.
 local DEFAULT_RESERVATION_TTL_MS = 60000
@@ -217,12 +219,7 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
   for id, e in pairs(engines) do
     if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
       e.free_ms = e.slot_ms / e.slots
-      if ended_seen == nil then
-        ended_seen = false
-        for other in pairs(engines) do
-          if redis.call('EXISTS', res .. ':ended:' .. other) == 1 then ended_seen = true; break end
-        end
-      end
+      if ended_seen == nil then ended_seen = redis.call('EXISTS', res .. ':ended') == 1 end
       if ended_seen then
         local window = math.min(e.slot_ms, DONE_KEEP_MS)
         local freed = redis.call('ZCOUNT', res .. ':ended:' .. id, '(' .. (now - window), '+inf')
@@ -702,6 +699,7 @@ local function done(keys, args)
       redis.call('ZREMRANGEBYSCORE', ended, '-inf', '(' .. (now - DONE_KEEP_MS))
       redis.call('ZREMRANGEBYRANK', ended, 0, -(RESERVATION_CAP + 1))
       redis.call('PEXPIRE', ended, DONE_KEEP_MS)
+      redis.call('SET', res .. ':ended', '1', 'PX', DONE_KEEP_MS)
       released = released + release(res, args[i])
     end
   end

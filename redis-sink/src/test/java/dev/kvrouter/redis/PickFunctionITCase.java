@@ -293,6 +293,7 @@ class PickFunctionITCase {
         // Balancers report requests done (e2 finished one), but e1 finished none in its last 4 s:
         // its requests started together (a burst) and have not begun to end. 4 s per slot ahead.
         redis.zadd(ended + "e2", at - 1_000, "r-e2");
+        redis.set(layout.reservationsKey() + ":ended", "1"); // as kvr_done marks it
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason)
                 .as("1 waiting and 1 placed: 12 s to a slot on e1, against 4 s of prefill").containsExactly("e2", "SPILL_BUSY");
         // e1 freed seven slots in its last 4 s (and one 5 s ago, out of the window): 0.5 s a slot,
@@ -568,6 +569,7 @@ class PickFunctionITCase {
         assertThat(router.done(first.requestId())).isTrue();
         assertThat(redis.zscore(layout.reservationsKey() + ":ended:e3", first.requestId()))
                 .as("the pace e3's slots free at counts it").isNotNull();
+        assertThat(redis.pttl(layout.reservationsKey() + ":ended")).as("balancers report requests done, for a minute").isPositive();
         assertThat(redis.hget(layout.reservationsKey(), first.requestId())).isNull();
         assertThat(redis.exists(layout.clientReservationsKey("c1"))).isZero();
         assertThat(redis.zscore(layout.engineReservationsKey("e3"), first.requestId())).isNull();
