@@ -89,6 +89,11 @@ local SWEEP = 16
 -- How long a done request is remembered against its engine's load: far longer than a load report
 -- interval, after which a report has long covered it.
 local DONE_KEEP_MS = 60000
+-- A client's burst copies its prompt to a spare engine once every holder has used this share of its
+-- slots (a copy takes a prefill to be ready; the holders' last free slots cover it), onto an engine
+-- with at least SPARE_FREE of its slots free (decide, spare_for_burst).
+local WARM_AT = 0.75
+local SPARE_FREE = 0.5
 
 -- Pending prefixes: what a placement brings to its engine, before the engine's BlockStored crosses
 -- the pipeline (a second or more). Every reservation also records the placed prompt's block hashes
@@ -314,8 +319,10 @@ end
 
 -- The runs pending placements bring (see PENDING_MS), merged into the view's match: an engine's run
 -- is the longer of the two; a pending run is taken as certain (confidence 1). h.sampled holds the
--- prompt's hashes at the sampled positions `at`.
+-- prompt's hashes at the sampled positions `at`. Engines a placed copy is still being computed on
+-- go in h.warming (engine -> run).
 local function match_pending(h, at, depth, conf)
+  h.warming = {}
   if not h.sampled or #h.sampled == 0 then return depth, conf end
   local values = redis.call('HMGET', h.res .. ':pending', unpack(h.sampled))
   h.pending_values = values
@@ -326,6 +333,9 @@ local function match_pending(h, at, depth, conf)
           and at[i] > (depth[id] or 0) then
         depth[id] = at[i]
         conf[id] = 1
+      elseif e and entry.epoch == e.epoch and entry.stored > h.now and at[i] > (h.warming[id] or 0) then
+        -- Still computing it: not held yet, but a copy is on its way there.
+        h.warming[id] = at[i]
       end
     end
   end
@@ -553,7 +563,36 @@ local function decide(h, n, class, max_age, match)
   end)
   local first = ranked[1]
   local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
+  -- A client's burst grows a copy of its prompt before the holders fill: a holder with a free slot
+  -- costs a request nothing, so without this the burst stays on the first holders until every slot
+  -- there is taken, and only then pays a cold copy elsewhere, behind which the next requests stack
+  -- while the holders' requests wait seconds for slots. Once the client has client_min requests in
+  -- flight, every holder of the prompt has used WARM_AT of its slots and no copy is being computed,
+  -- one request goes cold to the engine where it costs the least delay among those with at least
+  -- SPARE_FREE of their slots free and no prefill queued: ready, a holder, by the time the others
+  -- fill. Other clients' prompts (a conversation's next turn) are never copied this way.
+  local function spare_for_burst()
+    if not h.prefill_rate or h.client == '' or h.client_total + 1 < h.client_min then return nil end
+    for id in pairs(depth) do
+      local e = engines[id]
+      if near_best(id) and (e.slots == 0 or e.load + 1 < WARM_AT * e.slots) then return nil end
+    end
+    -- (A pending run is a lower bound within 2x of the shared run: see PENDING_MS.)
+    for id, run in pairs(h.warming) do
+      if engines[id] and run * 2 >= best_run then return nil end
+    end
+    local best
+    for id, e in pairs(engines) do
+      if not depth[id] and e.slots > 0 and e.slots - e.load >= SPARE_FREE * e.slots and (h.backlog[id] or 0) == 0
+          and not overloaded(id) and not over_client_cap(id) and (not best or delay(id, depth) < delay(best, depth)) then
+        best = id
+      end
+    end
+    return best
+  end
   if not why then
+    local spare = spare_for_burst()
+    if spare then return placed(spare, 'SPILL_HOT') end
     -- Another engine takes the request from the best holder only with strictly less delay (prefill
     -- queued on the holder, its slots all taken, or a holder that prefills slower than the others).
     if h.prefill_rate then

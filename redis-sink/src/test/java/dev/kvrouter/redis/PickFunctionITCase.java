@@ -513,6 +513,31 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aClientsBurstCopiesItsPromptToASpareEngineBeforeItsHoldersFill() {
+        // 16 tokens/s: the 4-block prompt is 4 s of prefill. Every engine has 4 slots. e1 holds the
+        // prompt; the client "burst" has 4 requests in flight there, the minimum from which it is a burst.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "client_cap", "1", "client_min_inflight", "4"));
+        redis.hset(layout.clientReservationsKey("burst"), "e1", "4");
+        holdWholePrompt("e1");
+        running("e1", 1);
+        running("e2", 3);
+        running("e3", 0);
+        assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("2 of e1's 4 slots taken with this one: it stays").containsExactly("e1", 4, "AFFINITY");
+        running("e1", 3);
+        assertThat(pick(router, chain, null, "calm")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("one request of another client is no burst: the free slot on the holder").containsExactly("e1", 4, "AFFINITY");
+        running("e1", 3);
+        // The 4th of e1's 4 slots: the burst's next request computes a copy on e3 (every slot free;
+        // e2 has 1 of 4), ready when e1 is full.
+        assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 0, "SPILL_HOT");
+        // While e3 computes it (4 s), no second copy: the holder's last slot.
+        assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e1", 4, "AFFINITY");
+    }
+
+    @Test
     void twoBalancersSeeEachOthersReservationsOnTheirNextPick(StackAddresses stack) {
         // No holder: load alone. Reported loads e1 1, e2 2, e3 0.
         try (KvRouterClient other = new KvRouterClient(options(stack.redisUrl()))) {
