@@ -333,8 +333,9 @@ local function match_pending(h, at, depth, conf)
           and at[i] > (depth[id] or 0) then
         depth[id] = at[i]
         conf[id] = 1
-      elseif e and entry.epoch == e.epoch and entry.stored > h.now and at[i] > (h.warming[id] or 0) then
-        -- Still computing it: not held yet, but a copy is on its way there.
+      elseif e and entry.epoch == e.epoch and entry.stored > h.now and at[i] > (depth[id] or 0)
+          and at[i] > (h.warming[id] or 0) then
+        -- Still computing blocks it does not hold: a copy on its way there.
         h.warming[id] = at[i]
       end
     end

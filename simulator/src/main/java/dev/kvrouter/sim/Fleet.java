@@ -139,6 +139,16 @@ public final class Fleet implements FleetView {
     }
 
     @Override
+    public int slots(int engine) {
+        return engines.get(engine).config().maxRunning();
+    }
+
+    @Override
+    public int trueComputingPrefix(int engine, long[] chain) {
+        return engines.get(engine).computingPrefix(chain);
+    }
+
+    @Override
     public int blockTokens() {
         return engines.get(0).config().blockTokens();
     }

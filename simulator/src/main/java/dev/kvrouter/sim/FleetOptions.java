@@ -58,6 +58,11 @@ public final class FleetOptions {
                     + "cost.uncached-prefill-weight (default: ${DEFAULT-VALUE}).")
     double oracleUncachedPrefillWeight;
 
+    @Option(names = "--oracle-client-min-inflight", defaultValue = "8",
+            description = "A client's requests in flight from which the oracle copies its prompt to a spare engine before the "
+                    + "holders fill, as the view's view.client-min-inflight (default: ${DEFAULT-VALUE}).")
+    int oracleClientMinInflight;
+
     @Option(names = "--usd-per-million", defaultValue = "0.50", description = "Input price, $ per million prompt tokens (default: ${DEFAULT-VALUE}).")
     double usdPerMillion;
 
@@ -111,6 +116,9 @@ public final class FleetOptions {
         if (balancers < 1 || balancers > 64) {
             throw new IllegalArgumentException("--balancers must be between 1 and 64, was " + balancers);
         }
+        if (oracleClientMinInflight < 1) {
+            throw new IllegalArgumentException("--oracle-client-min-inflight must be at least 1, was " + oracleClientMinInflight);
+        }
         if (publish != null && !policies.contains(publish)) {
             throw new IllegalArgumentException("--publish " + publish + " is not among --policies " + policies);
         }
@@ -120,7 +128,7 @@ public final class FleetOptions {
                 .withFailures(failures.stream().map(Failure::parse).toList()).withWindowMs(windowMs)
                 .withUsdPerMillion(usdPerMillion).withSpeed(speed).withRunId(runId);
         int table = tableBlocks > 0 ? tableBlocks : (int) Math.min(Integer.MAX_VALUE - 8L, 2L * engines * capacityBlocks);
-        Policies.Settings ps = new Policies.Settings(hashBlocks, table, oracleUncachedPrefillWeight);
+        Policies.Settings ps = new Policies.Settings(hashBlocks, table, oracleUncachedPrefillWeight, oracleClientMinInflight);
         List<SimRunner.FleetSpec> specs = new ArrayList<>();
         EventSink kafka = null;
         try {

@@ -158,6 +158,42 @@ public final class SimEngine {
         return up ? cache.prefixMatch(chain) : 0;
     }
 
+    /**
+     * Blocks of the chain that a request here is computing now and the engine does not hold yet, as
+     * the consecutive prefix it shares with the chain (0 when none): waiting requests, and running ones
+     * still prefilling past what they matched. The oracle's knowledge of a copy on its way.
+     */
+    public int computingPrefix(long[] chain) {
+        if (!up) {
+            return 0;
+        }
+        double now = clock.nowMs();
+        int held = cache.prefixMatch(chain);
+        int longest = 0;
+        for (Job j : waiting) {
+            int s = shared(chain, j.placement.chain(), j.fullBlocks);
+            if (s > held) {
+                longest = Math.max(longest, s);
+            }
+        }
+        for (Job j : running) {
+            int s = shared(chain, j.placement.chain(), j.fullBlocks);
+            if (j.prefillEndMs > now && s > Math.max(held, j.matched)) {
+                longest = Math.max(longest, s);
+            }
+        }
+        return longest;
+    }
+
+    private static int shared(long[] a, long[] b, int limit) {
+        int n = 0;
+        int max = Math.min(limit, Math.min(a.length, b.length));
+        while (n < max && a[n] == b[n]) {
+            n++;
+        }
+        return n;
+    }
+
     /** A request arrives; on a dead engine it fails at once, as the connection would. */
     public void submit(Placement placement) {
         Job job = new Job(placement, clock.nowMs());

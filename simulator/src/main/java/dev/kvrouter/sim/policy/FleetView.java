@@ -25,6 +25,15 @@ public interface FleetView {
     /** Milliseconds the engine takes to prefill this many uncached tokens at its true current speed: for the oracle. */
     double truePrefillMs(int engine, int tokens);
 
+    /** Requests the engine runs at once (its slots): for the oracle. */
+    int slots(int engine);
+
+    /**
+     * Blocks of the chain a request placed on the engine is computing now (waiting, or prefilling
+     * what the engine did not hold): a copy on its way, not cached yet. Perfect knowledge, for the oracle.
+     */
+    int trueComputingPrefix(int engine, long[] chain);
+
     /** Tokens per canonical block. */
     int blockTokens();
 }

@@ -12,10 +12,12 @@ public final class Policies {
      * @param hashPrefixBlocks blocks the consistent hash keys on
      * @param tableBlocks      blocks the SGLang and AIBrix routers remember
      * @param oracleUncachedPrefillWeight how the oracle weighs a request's uncached prefill against the true wait (the view's weight)
+     * @param oracleClientMinInflight     a client's requests in flight from which the oracle treats it as a burst (the view's
+     *                                    {@code view.client-min-inflight})
      */
-    public record Settings(int hashPrefixBlocks, int tableBlocks, double oracleUncachedPrefillWeight) {
+    public record Settings(int hashPrefixBlocks, int tableBlocks, double oracleUncachedPrefillWeight, int oracleClientMinInflight) {
         public static Settings defaults() {
-            return new Settings(1, 500_000, 3.0);
+            return new Settings(1, 500_000, 3.0, 8);
         }
     }
 
@@ -28,7 +30,7 @@ public final class Policies {
             case "consistent-hash" -> () -> new ConsistentHashPolicy(s.hashPrefixBlocks());
             case "sglang" -> () -> SglangCacheAwarePolicy.defaults(s.tableBlocks());
             case "aibrix" -> () -> new AibrixPrefixCachePolicy(8, 2.0, s.tableBlocks());
-            case "oracle" -> () -> new OraclePolicy(s.oracleUncachedPrefillWeight());
+            case "oracle" -> () -> new OraclePolicy(s.oracleUncachedPrefillWeight(), s.oracleClientMinInflight());
             // "view": ViewPolicy.connect(KvRouterClient.Options), with this fleet published and the job running.
             default -> throw new IllegalArgumentException("unknown policy '" + name + "'; one of " + IN_MEMORY);
         };

@@ -85,6 +85,24 @@ class SimEngineTest {
     }
 
     @Test
+    void aPromptBeingComputedIsACopyOnItsWayUntilItsPrefillEnds() throws Exception {
+        Prompt.Segment shared = new Prompt.Segment(1, 8);
+        Placement r1 = placement("r1", Prompt.of(shared), 2);
+        Placement r2 = placement("r2", Prompt.of(shared, new Prompt.Segment(2, 4)), 1);
+        arrive(0, r1);
+        arrive(5, r2);
+        // r1 prefills its 2 blocks from 0 to 8 ms; r2 waits for the one slot.
+        clock.runUntil(4);
+        assertThat(engine.computingPrefix(r2.chain())).as("r1's 2 blocks, shared with r2").isEqualTo(2);
+        clock.runUntil(10);
+        assertThat(engine.computingPrefix(r1.chain())).as("r1's blocks are held now").isZero();
+        assertThat(engine.computingPrefix(r2.chain())).as("r2, waiting, will compute its third block").isEqualTo(3);
+        // r2 runs from 28 (r1's end) and prefills its third block until 32.
+        clock.runUntil(35);
+        assertThat(engine.computingPrefix(r2.chain())).isZero();
+    }
+
+    @Test
     void evictsTheTailOfTheLeastRecentlyFreedPromptAndSaysSo() throws Exception {
         Prompt.Segment shared = new Prompt.Segment(1, 8);
         Placement r1 = placement("r1", Prompt.of(shared), 2);

@@ -19,6 +19,7 @@ final class FakeFleet implements FleetView {
         this.loads = loads;
         this.alive = new boolean[loads.length];
         this.waitsMs = new double[loads.length];
+        this.computing = new int[loads.length];
         Arrays.fill(alive, true);
         for (int i = 0; i < loads.length; i++) {
             caches.add(new HashSet<>());
@@ -33,6 +34,21 @@ final class FakeFleet implements FleetView {
     @Override
     public double trueStartDelayMs(int engine) {
         return waitsMs[engine];
+    }
+
+    /** Slots per engine (4 unless set). */
+    int slots = 4;
+    /** Per engine, the blocks of any prompt it is computing now (none unless set). */
+    final int[] computing;
+
+    @Override
+    public int slots(int engine) {
+        return slots;
+    }
+
+    @Override
+    public int trueComputingPrefix(int engine, long[] chain) {
+        return Math.min(computing[engine], chain.length);
     }
 
     /** One millisecond per 16-token block. */

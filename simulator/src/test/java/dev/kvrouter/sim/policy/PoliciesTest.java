@@ -115,7 +115,7 @@ class PoliciesTest {
     @Test
     void oracleGoesWhereTheRequestCostsTheLeastTrueDelay() {
         // Delay = true wait + 3 × the uncached prefill (1 ms a block here). A 4-block prompt.
-        OraclePolicy p = new OraclePolicy(3.0);
+        OraclePolicy p = new OraclePolicy(3.0, 8);
         FakeFleet fleet = new FakeFleet(4, 4, 4, 4).holds(2, 1, 2, 3).holds(3, 1);
         assertThat(p.route(request(1, 2, 3, 4), fleet)).as("e2: 3 × 1 = 3 ms; e3: 9; the others 12")
                 .isEqualTo(new Route(2, 3, RouteReason.AFFINITY, 3));
@@ -132,6 +132,34 @@ class PoliciesTest {
         FakeFleet dead = new FakeFleet(4, 3, 1, 4).holds(2, 1);
         dead.alive[2] = false;
         assertThat(p.route(request(1, 2), dead)).isEqualTo(new Route(1, 0, RouteReason.COLD, 0));
+    }
+
+    @Test
+    void theOracleCopiesABurstsPromptToASpareEngineBeforeItsHoldersFillAndForgetsFinishedClients() {
+        // 4 slots per engine; a client is a burst from 3 requests in flight. e0 holds the 4-block prompt.
+        OraclePolicy p = new OraclePolicy(3.0, 3);
+        FakeFleet fleet = new FakeFleet(1, 3, 0).holds(0, 1, 2, 3, 4);
+        PolicyRequest burst = FakeFleet.request(1, 2, 3, 4);
+        assertThat(p.route(burst, fleet)).as("1 in flight: no burst yet").isEqualTo(new Route(0, 4, RouteReason.AFFINITY, 4));
+        assertThat(p.route(burst, fleet)).as("2 in flight: no burst yet").isEqualTo(new Route(0, 4, RouteReason.AFFINITY, 4));
+        assertThat(p.route(burst, fleet)).as("a burst, but the holder has used 2 of its 4 slots with this one")
+                .isEqualTo(new Route(0, 4, RouteReason.AFFINITY, 4));
+        fleet.loads[0] = 2;
+        // 3 of the holder's 4 slots with this one: a copy on e2 (every slot free; e1 has 1 of 4), not e1.
+        assertThat(p.route(burst, fleet)).isEqualTo(new Route(2, 0, RouteReason.SPILL_HOT, 4));
+        // While e2 computes it: no second copy.
+        fleet.computing[2] = 4;
+        assertThat(p.route(burst, fleet)).isEqualTo(new Route(0, 4, RouteReason.AFFINITY, 4));
+        // Another client's request is no burst.
+        fleet.computing[2] = 0;
+        assertThat(p.route(new PolicyRequest("r", new long[] {1, 2, 3, 4}, "c", "calm", 64), fleet))
+                .isEqualTo(new Route(0, 4, RouteReason.AFFINITY, 4));
+        for (int i = 0; i < 6; i++) {
+            p.finished(burst, 0);
+        }
+        p.finished(new PolicyRequest("r", new long[] {1, 2, 3, 4}, "c", "calm", 64), 0);
+        assertThat(p.clientsInFlight()).as("every request finished: nothing kept").isZero();
+        assertThat(p.route(burst, fleet)).as("1 in flight again").isEqualTo(new Route(0, 4, RouteReason.AFFINITY, 4));
     }
 
     @Test
