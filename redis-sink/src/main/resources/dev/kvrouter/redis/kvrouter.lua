@@ -568,28 +568,45 @@ local function decide(h, n, class, max_age, match)
   -- costs a request nothing, so without this the burst stays on the first holders until every slot
   -- there is taken, and only then pays a cold copy elsewhere, behind which the next requests stack
   -- while the holders' requests wait seconds for slots. Once the client has client_min requests in
-  -- flight, every holder of the prompt has used WARM_AT of its slots and no copy is being computed,
-  -- one request goes cold to the engine where it costs the least delay among those with at least
-  -- SPARE_FREE of their slots free and no prefill queued: ready, a holder, by the time the others
-  -- fill. Other clients' prompts (a conversation's next turn) are never copied this way.
+  -- flight and no copy is being computed, one request goes cold to a spare: an engine that holds
+  -- none of the prompt, has no prefill queued and, slots known, at least SPARE_FREE of them free
+  -- (the least delay, then the lower load and id), if every holder of the prompt is filling: with
+  -- this request it has used WARM_AT of its slots, or, while no engine's slots are known yet (a
+  -- fleet's first seconds: slots are learned when an engine first queues), it carries busy_factor
+  -- times the spare's load (each plus this request). Once computed the copy is the least loaded
+  -- holder and the burst spreads there. Other clients' prompts (a conversation's next turn) are
+  -- never copied this way.
   local function spare_for_burst()
     if not h.prefill_rate or h.client == '' or h.client_total + 1 < h.client_min then return nil end
-    for id in pairs(depth) do
-      local e = engines[id]
-      if near_best(id) and (e.slots == 0 or e.load + 1 < WARM_AT * e.slots) then return nil end
-    end
     -- (A pending run is a lower bound within 2x of the shared run: see PENDING_MS.)
     for id, run in pairs(h.warming) do
       if engines[id] and run * 2 >= best_run then return nil end
     end
-    local best
+    local spare, spare_delay
     for id, e in pairs(engines) do
-      if not depth[id] and e.slots > 0 and e.slots - e.load >= SPARE_FREE * e.slots and (h.backlog[id] or 0) == 0
-          and not overloaded(id) and not over_client_cap(id) and (not best or delay(id, depth) < delay(best, depth)) then
-        best = id
+      if not depth[id] and (h.backlog[id] or 0) == 0 and (e.slots == 0 or e.slots - e.load >= SPARE_FREE * e.slots)
+          and not overloaded(id) and not over_client_cap(id) then
+        local d = delay(id, depth)
+        if not spare or d < spare_delay or (d == spare_delay and (e.load < engines[spare].load
+            or (e.load == engines[spare].load and id < spare))) then
+          spare, spare_delay = id, d
+        end
       end
     end
-    return best
+    if not spare then return nil end
+    for id in pairs(depth) do
+      local e = engines[id]
+      if near_best(id) then
+        local filling
+        if e.slots > 0 then
+          filling = e.load + 1 >= WARM_AT * e.slots
+        else
+          filling = e.load + 1 >= h.busy_factor * (engines[spare].load + 1)
+        end
+        if not filling then return nil end
+      end
+    end
+    return spare
   end
   if not why then
     local spare = spare_for_burst()

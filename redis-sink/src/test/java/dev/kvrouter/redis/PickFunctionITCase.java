@@ -538,6 +538,27 @@ class PickFunctionITCase {
     }
 
     @Test
+    void whileNoEnginesSlotsAreKnownABurstCopiesItsPromptOnceItsHoldersCarryTwiceASparesLoad() {
+        // A fleet's first seconds: no engine has queued, so no slots are known. 16 tokens/s, e1 holds
+        // the prompt; the client "burst" has 4 requests in flight, the minimum from which it is a burst.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "client_cap", "1", "client_min_inflight", "4"));
+        redis.hset(layout.clientReservationsKey("burst"), "e1", "4");
+        holdWholePrompt("e1");
+        engine("e1", "READY", 0, 1);
+        engine("e2", "READY", 2, 1);
+        engine("e3", "READY", 0, 1);
+        assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("e1 with this one: 1 request, not 2 x e3's (0 + 1)").containsExactly("e1", 4, "AFFINITY");
+        engine("e1", "READY", 1, 1);
+        assertThat(pick(router, chain, null, "calm")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("another client's request is no burst").containsExactly("e1", 4, "AFFINITY");
+        assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("e1 carries twice what e3 would: a copy on e3, the lighter spare").containsExactly("e3", 0, "SPILL_HOT");
+        assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .as("while e3 computes it, no second copy (e2 is a spare too)").containsExactly("e1", 4, "AFFINITY");
+    }
+
+    @Test
     void twoBalancersSeeEachOthersReservationsOnTheirNextPick(StackAddresses stack) {
         // No holder: load alone. Reported loads e1 1, e2 2, e3 0.
         try (KvRouterClient other = new KvRouterClient(options(stack.redisUrl()))) {
