@@ -21,7 +21,7 @@ public final class ReplayCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--trace", required = true, description = "The trace file, e.g. ../shared/traces/mooncake-conversation.jsonl.")
+    @Option(names = "--trace", required = true, description = "The trace file, e.g. simulator/src/test/resources/traces/mooncake-conversation.jsonl.gz (gzipped or not).")
     Path trace;
 
     @Option(names = "--compression", defaultValue = "1.0",

@@ -1,7 +1,7 @@
 package dev.kvrouter.jobs.policy;
 
 /**
- * The three outcomes of placing a request, priced (../shared/DESIGN.md §1): a hit skips the cached
+ * The three outcomes of placing a request, priced (docs/architecture.md): a hit skips the cached
  * prefill; a miss with transfer moves the KV from its holder over the fabric; a cold start
  * recomputes everything.
  *
