@@ -1,6 +1,6 @@
 package dev.kvrouter.jobs.policy;
 
-import dev.kvrouter.jobs.stats.LoadStats;
+import dev.kvrouter.common.LoadStats;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;

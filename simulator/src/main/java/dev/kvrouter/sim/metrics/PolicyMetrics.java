@@ -1,6 +1,6 @@
 package dev.kvrouter.sim.metrics;
 
-import dev.kvrouter.jobs.stats.LoadStats;
+import dev.kvrouter.common.LoadStats;
 import dev.kvrouter.sim.engine.Completion;
 import dev.kvrouter.sim.engine.Placement;
 import java.util.ArrayList;

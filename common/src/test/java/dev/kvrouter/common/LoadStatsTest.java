@@ -1,4 +1,4 @@
-package dev.kvrouter.jobs.stats;
+package dev.kvrouter.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.kvrouter.jobs.stats;
+package dev.kvrouter.common;
 
 import java.util.ArrayList;
 import java.util.Arrays;
