@@ -1,6 +1,6 @@
 package dev.kvrouter.cli;
 
-import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.stack.StackAddresses;
 import java.io.IOException;

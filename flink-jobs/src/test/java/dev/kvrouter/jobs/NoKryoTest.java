@@ -3,6 +3,8 @@ package dev.kvrouter.jobs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
+import dev.kvrouter.jobs.io.HotPrefix;
+import dev.kvrouter.jobs.io.ImmutableValueTypeInfo;
 import dev.kvrouter.jobs.policy.LatencyHistogram;
 import dev.kvrouter.jobs.ratios.JoinedRequest;
 import dev.kvrouter.jobs.ratios.RatioAccumulator;
@@ -12,8 +14,8 @@ import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.jobs.view.model.BlockHolders;
 import dev.kvrouter.jobs.view.model.BlockInput;
 import dev.kvrouter.jobs.view.model.Holder;
-import dev.kvrouter.jobs.view.model.LocationUpdate;
-import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.jobs.io.LocationUpdate;
+import dev.kvrouter.jobs.io.RawRecord;
 import dev.kvrouter.redis.ViewWrite;
 import java.util.List;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
@@ -31,7 +33,7 @@ class NoKryoTest {
         for (Class<?> type : List.of(RawRecord.class, EngineHealthState.class,
                 EngineStatus.class, ViewWrite.class, JoinedRequest.class, RatioAccumulator.class,
                 LatencyHistogram.class, dev.kvrouter.jobs.alerts.AlertObservation.class,
-                dev.kvrouter.jobs.replicas.HotPrefix.class, dev.kvrouter.jobs.view.model.ViewResync.class)) {
+                dev.kvrouter.jobs.io.HotPrefix.class, dev.kvrouter.jobs.view.model.ViewResync.class)) {
             TypeInformation<?> info = TypeInformation.of(type);
             assertThat(info).as(type.getSimpleName()).isInstanceOf(PojoTypeInfo.class);
             assertThatCode(() -> info.createSerializer(noGenerics)).as(type.getSimpleName()).doesNotThrowAnyException();
@@ -63,20 +65,20 @@ class NoKryoTest {
         LocationUpdate stored = LocationUpdate.store(-1, 2, "e1", 3, 4, 5, "GPU", 6);
         LocationUpdate confirmed = LocationUpdate.confirm(7, -8, "e2", 9, 10, 11);
         LocationUpdate removed = LocationUpdate.remove(12, 13, "e3", 14, 15, "removed");
-        dev.kvrouter.jobs.replicas.HotPrefix hot = new dev.kvrouter.jobs.replicas.HotPrefix();
+        dev.kvrouter.jobs.io.HotPrefix hot = new dev.kvrouter.jobs.io.HotPrefix();
         hot.rootBlock = 16;
         hot.prefixBlocks = new long[] {16, 17};
         hot.prefixClass = "system";
         hot.requests = 18;
         hot.tsMs = 19;
-        dev.kvrouter.jobs.replicas.HotPrefix held = hot.withHolders(new String[] {"e1", null});
+        dev.kvrouter.jobs.io.HotPrefix held = hot.withHolders(new String[] {"e1", null});
         SerializerConfigImpl noGenerics = new SerializerConfigImpl();
         noGenerics.setGenericTypes(false);
         for (Object value : List.of(b, empty, h, new Holder(), two, BlockHolders.EMPTY, stored, confirmed, removed, new LocationUpdate(),
-                BlockInput.of(stored), BlockInput.of(hot), BlockInput.of(held), BlockInput.of(new dev.kvrouter.jobs.replicas.HotPrefix()))) {
+                BlockInput.of(stored), BlockInput.of(hot), BlockInput.of(held), BlockInput.of(new dev.kvrouter.jobs.io.HotPrefix()))) {
             @SuppressWarnings("unchecked")
             TypeInformation<Object> info = (TypeInformation<Object>) TypeInformation.of(value.getClass());
-            assertThat(info).isInstanceOf(dev.kvrouter.jobs.view.model.ImmutableValueTypeInfo.class);
+            assertThat(info).isInstanceOf(dev.kvrouter.jobs.io.ImmutableValueTypeInfo.class);
             var serializer = info.createSerializer(noGenerics);
             assertThat(serializer.copy(value)).as("never changed once stored: a copy is the value").isSameAs(value);
             var out = new org.apache.flink.core.memory.DataOutputSerializer(64);

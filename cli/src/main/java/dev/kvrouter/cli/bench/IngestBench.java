@@ -5,7 +5,7 @@ import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLifecycle;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
-import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.schemas.BlockHashes;

@@ -1,6 +1,6 @@
 package dev.kvrouter.cli.demo;
 
-import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.sim.FleetOptions;
 import dev.kvrouter.sim.SimCommand;

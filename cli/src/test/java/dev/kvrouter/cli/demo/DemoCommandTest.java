@@ -2,7 +2,7 @@ package dev.kvrouter.cli.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.sim.SimCommand;
 import dev.kvrouter.stack.StackAddresses;
 import java.nio.file.Path;

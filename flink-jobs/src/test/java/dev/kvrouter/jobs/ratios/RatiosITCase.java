@@ -9,7 +9,7 @@ import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RouteReason;
 import dev.kvrouter.events.RoutingDecision;
-import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.jobs.view.ViewTestSupport;
 import dev.kvrouter.metrics.ClassRatios;

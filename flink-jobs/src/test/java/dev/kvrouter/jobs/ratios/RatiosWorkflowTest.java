@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
-import dev.kvrouter.jobs.view.model.LocationUpdate;
+import dev.kvrouter.jobs.io.LocationUpdate;
+import dev.kvrouter.jobs.io.RequestSample;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.functions.util.ListCollector;
@@ -40,7 +41,7 @@ class RatiosWorkflowTest {
 
     @Test
     void aCompletedRequestsPrefillIsTheTokensItsEngineComputedOverItsTimeToFirstTokenLessItsQueueWait() {
-        dev.kvrouter.jobs.view.model.RequestSample p = RatiosWorkflow.prefill(outcome(1_000, 200, 100, 30, 530, OutcomeStatus.OK))
+        dev.kvrouter.jobs.io.RequestSample p = RatiosWorkflow.prefill(outcome(1_000, 200, 100, 30, 530, OutcomeStatus.OK))
                 .orElseThrow();
         assertThat(p.engine).isEqualTo("e1");
         assertThat(p.prefillTokens).as("1000 prompt tokens, 200 cached, 100 transferred").isEqualTo(700);
@@ -61,7 +62,7 @@ class RatiosWorkflowTest {
         r.decidedAtMs = 1_000;
         r.queueMs = 500;
         r.finishedAtMs = 5_000;
-        dev.kvrouter.jobs.view.model.RequestSample s = RatiosWorkflow.slot(r).orElseThrow();
+        dev.kvrouter.jobs.io.RequestSample s = RatiosWorkflow.slot(r).orElseThrow();
         assertThat(s.engine).isEqualTo("e2");
         assertThat(s.slotMs).isEqualTo(3_500);
         assertThat(s.prefillMs).isZero();

@@ -8,6 +8,7 @@ import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineStateChange;
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.stack.LocalRedis;
 import dev.kvrouter.stack.StackAddresses;

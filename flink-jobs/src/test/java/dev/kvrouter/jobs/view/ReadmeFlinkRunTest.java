@@ -2,6 +2,7 @@ package dev.kvrouter.jobs.view;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.jobs.config.RoutingViewOptions;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.TcpProxy;
 import dev.kvrouter.stack.junit.LocalStackExtension;

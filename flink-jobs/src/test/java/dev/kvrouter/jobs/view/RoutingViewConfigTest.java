@@ -3,6 +3,8 @@ package dev.kvrouter.jobs.view;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.RoutingViewOptions;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

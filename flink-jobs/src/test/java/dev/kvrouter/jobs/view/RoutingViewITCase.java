@@ -11,6 +11,7 @@ import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RouteReason;
 import dev.kvrouter.events.RoutingDecision;
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;

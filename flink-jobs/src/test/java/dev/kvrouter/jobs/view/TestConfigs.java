@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.view;
 
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import java.util.HashMap;
 import java.util.Map;
 

@@ -5,7 +5,7 @@ import dev.kvrouter.events.BlockRemoved;
 import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
-import dev.kvrouter.jobs.view.RoutingViewConfig;
+import dev.kvrouter.jobs.config.RoutingViewConfig;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.List;

@@ -1,6 +1,9 @@
 package dev.kvrouter.jobs.view.model;
 
-import dev.kvrouter.jobs.replicas.HotPrefix;
+import dev.kvrouter.jobs.io.HotPrefix;
+import dev.kvrouter.jobs.io.ImmutableValueSerializer;
+import dev.kvrouter.jobs.io.ImmutableValueTypeInfo;
+import dev.kvrouter.jobs.io.LocationUpdate;
 import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Map;

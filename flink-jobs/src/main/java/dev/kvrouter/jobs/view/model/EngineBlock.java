@@ -1,5 +1,7 @@
 package dev.kvrouter.jobs.view.model;
 
+import dev.kvrouter.jobs.io.ImmutableValueSerializer;
+import dev.kvrouter.jobs.io.ImmutableValueTypeInfo;
 import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Map;

@@ -3,7 +3,7 @@ package dev.kvrouter.jobs.view.functions;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.jobs.view.model.BlockInput;
-import dev.kvrouter.jobs.view.model.LocationUpdate;
+import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.view.model.ViewResync;
 import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.redis.ViewWrite;
@@ -17,7 +17,7 @@ import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import dev.kvrouter.jobs.replicas.HotPrefix;
+import dev.kvrouter.jobs.io.HotPrefix;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,11 +1,11 @@
-package dev.kvrouter.jobs.view.functions;
+package dev.kvrouter.jobs.io;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.KvEventBatch;
-import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.jobs.io.RawRecord;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.Optional;

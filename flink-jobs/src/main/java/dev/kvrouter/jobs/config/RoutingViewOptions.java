@@ -1,4 +1,4 @@
-package dev.kvrouter.jobs.view;
+package dev.kvrouter.jobs.config;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;

@@ -1,4 +1,4 @@
-package dev.kvrouter.jobs.replicas;
+package dev.kvrouter.jobs.io;
 
 /**
  * A prefix the popularity sketch found hot, on its way to the prefix-location table (keyed by its

@@ -1,7 +1,7 @@
-package dev.kvrouter.jobs.view.functions;
+package dev.kvrouter.jobs.io;
 
 import dev.kvrouter.dlq.DeadLetter;
-import dev.kvrouter.jobs.view.model.RawRecord;
+import dev.kvrouter.jobs.io.RawRecord;
 import dev.kvrouter.schemas.DeadLetters;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.registry.SchemaRegistryException;

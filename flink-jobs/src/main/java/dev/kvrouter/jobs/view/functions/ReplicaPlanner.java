@@ -1,5 +1,6 @@
-package dev.kvrouter.jobs.replicas;
+package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.policy.ReplicaTargets;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.redis.ViewLayout;

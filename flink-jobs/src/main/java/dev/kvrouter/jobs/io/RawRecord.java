@@ -1,4 +1,4 @@
-package dev.kvrouter.jobs.view.model;
+package dev.kvrouter.jobs.io;
 
 /** A Kafka record as read, undecoded, with where it came from: what a dead letter needs to keep. */
 public class RawRecord {

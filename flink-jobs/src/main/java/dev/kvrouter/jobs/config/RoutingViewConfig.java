@@ -1,6 +1,6 @@
-package dev.kvrouter.jobs.view;
+package dev.kvrouter.jobs.config;
 
-import static dev.kvrouter.jobs.view.RoutingViewOptions.*;
+import static dev.kvrouter.jobs.config.RoutingViewOptions.*;
 
 import java.io.Serializable;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.kvrouter.jobs.view.model;
+package dev.kvrouter.jobs.io;
 
 /**
  * What one completed request shows of its engine's speed. From its outcome: the prompt tokens the

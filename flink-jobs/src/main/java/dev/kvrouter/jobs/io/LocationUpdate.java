@@ -1,4 +1,4 @@
-package dev.kvrouter.jobs.view.model;
+package dev.kvrouter.jobs.io;
 
 import java.io.IOException;
 import java.lang.reflect.Type;
@@ -89,7 +89,7 @@ public class LocationUpdate {
     }
 
     public static final class Serializer extends ImmutableValueSerializer<LocationUpdate> {
-        static final Serializer INSTANCE = new Serializer();
+        public static final Serializer INSTANCE = new Serializer();
 
         @Override
         public LocationUpdate createInstance() {

@@ -1,4 +1,4 @@
-package dev.kvrouter.jobs.view.model;
+package dev.kvrouter.jobs.io;
 
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
@@ -45,7 +45,7 @@ public abstract class ImmutableValueSerializer<T> extends TypeSerializerSingleto
         serialize(deserialize(source), target);
     }
 
-    static void writeLongs(long[] values, DataOutputView out) throws IOException {
+    protected static void writeLongs(long[] values, DataOutputView out) throws IOException {
         if (values == null) {
             out.writeInt(-1);
             return;
@@ -56,7 +56,7 @@ public abstract class ImmutableValueSerializer<T> extends TypeSerializerSingleto
         }
     }
 
-    static long[] readLongs(DataInputView in) throws IOException {
+    protected static long[] readLongs(DataInputView in) throws IOException {
         int n = in.readInt();
         if (n < 0) {
             return null;
@@ -68,7 +68,7 @@ public abstract class ImmutableValueSerializer<T> extends TypeSerializerSingleto
         return values;
     }
 
-    static void writeInts(int[] values, DataOutputView out) throws IOException {
+    protected static void writeInts(int[] values, DataOutputView out) throws IOException {
         if (values == null) {
             out.writeInt(-1);
             return;
@@ -79,7 +79,7 @@ public abstract class ImmutableValueSerializer<T> extends TypeSerializerSingleto
         }
     }
 
-    static int[] readInts(DataInputView in) throws IOException {
+    protected static int[] readInts(DataInputView in) throws IOException {
         int n = in.readInt();
         if (n < 0) {
             return null;
@@ -91,14 +91,14 @@ public abstract class ImmutableValueSerializer<T> extends TypeSerializerSingleto
         return values;
     }
 
-    static void writeString(String s, DataOutputView out) throws IOException {
+    protected static void writeString(String s, DataOutputView out) throws IOException {
         out.writeBoolean(s != null);
         if (s != null) {
             out.writeUTF(s);
         }
     }
 
-    static String readString(DataInputView in) throws IOException {
+    protected static String readString(DataInputView in) throws IOException {
         return in.readBoolean() ? in.readUTF() : null;
     }
 }

@@ -1,4 +1,4 @@
-package dev.kvrouter.jobs.view.model;
+package dev.kvrouter.jobs.io;
 
 import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;

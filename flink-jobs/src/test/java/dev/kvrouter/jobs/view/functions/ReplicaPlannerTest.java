@@ -1,7 +1,8 @@
-package dev.kvrouter.jobs.replicas;
+package dev.kvrouter.jobs.view.functions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.replicas.ReplicationRecommendation;
 import java.util.List;
