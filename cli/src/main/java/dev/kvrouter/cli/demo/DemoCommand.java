@@ -1,6 +1,7 @@
 package dev.kvrouter.cli.demo;
 
 import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.RoutingViewOptions;
 import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.sim.FleetOptions;
 import dev.kvrouter.sim.SimCommand;
@@ -130,23 +131,23 @@ public final class DemoCommand implements Callable<Integer> {
     /** The job's options for a short run: short ratio windows and health timeouts, so minutes show what hours would. */
     static Map<String, String> jobSettings(StackAddresses stack, String topics, String viewPrefix, String run, Path runDir) {
         Map<String, String> s = new LinkedHashMap<>();
-        s.put("kafka.bootstrap", stack.kafkaBootstrap());
-        s.put("schema-registry.url", stack.schemaRegistryUrl());
-        s.put("redis.url", stack.redisUrl());
-        s.put("topics.prefix", topics);
-        s.put("kafka.group-id", "kvr-" + run);
-        s.put("kafka.starting-offsets", "earliest");
-        s.put("view.key-prefix", viewPrefix);
-        s.put("ratios.window", RATIOS_WINDOW.toSeconds() + " s");
-        s.put("ratios.sliding-window", "60 s");
-        s.put("ratios.slide", RATIOS_WINDOW.toSeconds() + " s");
-        s.put("ratios.join-bound", "60 s");
-        s.put("ratios.usd-per-million-input", "0.5");
-        s.put("ratios.affinity-min-requests", "10");
-        s.put("engine.suspect-after", "3 s");
-        s.put("engine.dead-after", "8 s");
-        s.put("job.checkpoint-interval", "30 s");
-        s.put("job.checkpoint-dir", runDir.resolve("checkpoints").toAbsolutePath().toUri().toString());
+        s.put(RoutingViewOptions.KAFKA_BOOTSTRAP.key(), stack.kafkaBootstrap());
+        s.put(RoutingViewOptions.SCHEMA_REGISTRY_URL.key(), stack.schemaRegistryUrl());
+        s.put(RoutingViewOptions.REDIS_URL.key(), stack.redisUrl());
+        s.put(RoutingViewOptions.TOPIC_PREFIX.key(), topics);
+        s.put(RoutingViewOptions.GROUP_ID.key(), "kvr-" + run);
+        s.put(RoutingViewOptions.STARTING_OFFSETS.key(), "earliest");
+        s.put(RoutingViewOptions.VIEW_KEY_PREFIX.key(), viewPrefix);
+        s.put(RoutingViewOptions.RATIOS_WINDOW.key(), RATIOS_WINDOW.toSeconds() + " s");
+        s.put(RoutingViewOptions.RATIOS_SLIDING_WINDOW.key(), "60 s");
+        s.put(RoutingViewOptions.RATIOS_SLIDE.key(), RATIOS_WINDOW.toSeconds() + " s");
+        s.put(RoutingViewOptions.RATIOS_JOIN_BOUND.key(), "60 s");
+        s.put(RoutingViewOptions.RATIOS_USD_PER_MILLION.key(), "0.5");
+        s.put(RoutingViewOptions.AFFINITY_MIN_REQUESTS.key(), "10");
+        s.put(RoutingViewOptions.SUSPECT_AFTER.key(), "3 s");
+        s.put(RoutingViewOptions.DEAD_AFTER.key(), "8 s");
+        s.put(RoutingViewOptions.CHECKPOINT_INTERVAL.key(), "30 s");
+        s.put(RoutingViewOptions.CHECKPOINT_DIR.key(), runDir.resolve("checkpoints").toAbsolutePath().toUri().toString());
         return s;
     }
 
