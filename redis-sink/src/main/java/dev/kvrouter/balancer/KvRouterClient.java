@@ -68,7 +68,8 @@ public final class KvRouterClient implements AutoCloseable {
                           Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
                           boolean clientSide, boolean reserves) {
         public static Options defaults(String redisUrl) {
-            return new Options(redisUrl, "kvr:", 16, 2, Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(2),
+            return new Options(redisUrl, ViewLayout.DEFAULT_KEY_PREFIX, ViewLayout.DEFAULT_CHUNK_TOKENS, ViewLayout.DEFAULT_TAG_DEPTH,
+                    Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(2),
                     4096, Duration.ofSeconds(1), false, true);
         }
 
@@ -159,7 +160,8 @@ public final class KvRouterClient implements AutoCloseable {
                 synchronized (roots) {
                     roots.clear();
                 }
-                floor = Double.valueOf(java.util.Objects.requireNonNullElse(redis.hget(layout.metaKey(), "confidence_floor"), "0.05"));
+                floor = Double.valueOf(java.util.Objects.requireNonNullElse(redis.hget(layout.metaKey(), "confidence_floor"),
+                        Double.toString(ViewLayout.DEFAULT_CONFIDENCE_FLOOR)));
             }
         }
     }

@@ -40,7 +40,9 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
     public static final int DEFAULT_MAX_RETRIES = 20;
 
     public static RedisViewSinkOptions defaults(String redisUrl) {
-        return new RedisViewSinkOptions(redisUrl, "kvr:", 1000, 4, 20_000, 50, 30_000, 2_000, 2_000, DEFAULT_MAX_RETRIES, 16, 2, 2.0, 0.05, 0.5, 8,
+        return new RedisViewSinkOptions(redisUrl, ViewLayout.DEFAULT_KEY_PREFIX, 1000, 4, 20_000, 50, 30_000, 2_000, 2_000,
+                DEFAULT_MAX_RETRIES, ViewLayout.DEFAULT_CHUNK_TOKENS, ViewLayout.DEFAULT_TAG_DEPTH, ViewLayout.DEFAULT_BUSY_FACTOR,
+                ViewLayout.DEFAULT_CONFIDENCE_FLOOR, ViewLayout.DEFAULT_CLIENT_CAP, ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT,
                 new java.util.TreeMap<>());
     }
 

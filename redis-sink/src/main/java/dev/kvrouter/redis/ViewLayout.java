@@ -43,6 +43,24 @@ public final class ViewLayout {
     /** The hash tag of the keys one placement reads and writes besides the groups. */
     static final String HEAD = "{head}:";
 
+    // The view's defaults, declared once for the job that writes the view and the clients that read
+    // it (RoutingViewOptions, RedisViewSinkOptions, KvRouterClient.Options).
+
+    /** Prefix of every key of the view. */
+    public static final String DEFAULT_KEY_PREFIX = "kvr:";
+    /** Canonical block size in tokens. */
+    public static final int DEFAULT_CHUNK_TOKENS = 16;
+    /** Chain depth whose hash tags a block's key. */
+    public static final int DEFAULT_TAG_DEPTH = 2;
+    /** k: pick spills from an engine whose load exceeds k x the fleet mean and k requests. */
+    public static final double DEFAULT_BUSY_FACTOR = 2.0;
+    /** An entry whose confidence falls below this is not used. */
+    public static final double DEFAULT_CONFIDENCE_FLOOR = 0.05;
+    /** The largest share of one client's requests in flight that pick sends to one engine. */
+    public static final double DEFAULT_CLIENT_CAP = 0.5;
+    /** The client cap (and a burst's spare copy) applies from this many requests of the client in flight. */
+    public static final int DEFAULT_CLIENT_MIN_INFLIGHT = 8;
+
     private final String prefix;
 
     public ViewLayout(String prefix) {

@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.config;
 
+import dev.kvrouter.redis.ViewLayout;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
@@ -31,19 +32,20 @@ public final class RoutingViewOptions {
     // --- the view ----------------------------------------------------------------------------
 
     public static final ConfigOption<String> VIEW_KEY_PREFIX = ConfigOptions.key("view.key-prefix").stringType()
-            .defaultValue("kvr:").withDescription("Prefix of every Redis key of the view.");
+            .defaultValue(ViewLayout.DEFAULT_KEY_PREFIX).withDescription("Prefix of every Redis key of the view.");
     public static final ConfigOption<Integer> CHUNK_TOKENS = ConfigOptions.key("view.chunk-tokens").intType()
-            .defaultValue(16).withDescription("Canonical block size in tokens; a multiple or divisor of every engine's block size.");
+            .defaultValue(ViewLayout.DEFAULT_CHUNK_TOKENS).withDescription("Canonical block size in tokens; a multiple or divisor of every engine's block size.");
     public static final ConfigOption<Integer> TAG_DEPTH = ConfigOptions.key("view.tag-depth").intType()
-            .defaultValue(2).withDescription("Chain depth whose hash tags a block's Redis key (blocks past it share a slot).");
+            .defaultValue(ViewLayout.DEFAULT_TAG_DEPTH).withDescription("Chain depth whose hash tags a block's Redis key (blocks past it share a slot).");
     public static final ConfigOption<Double> BUSY_FACTOR = ConfigOptions.key("view.busy-factor").doubleType()
-            .defaultValue(2.0).withDescription("k: pick spills from an engine whose load exceeds k x the fleet mean and k requests (HOT_ENGINE alerts likewise).");
+            .defaultValue(ViewLayout.DEFAULT_BUSY_FACTOR).withDescription("k: pick spills from an engine whose load exceeds k x the fleet mean and k requests (HOT_ENGINE alerts likewise).");
     public static final ConfigOption<Double> CONFIDENCE_FLOOR = ConfigOptions.key("view.confidence-floor").doubleType()
-            .defaultValue(0.05).withDescription("An entry expires when its confidence exp(-age/residency) falls below this.");
+            .defaultValue(ViewLayout.DEFAULT_CONFIDENCE_FLOOR).withDescription("An entry expires when its confidence exp(-age/residency) falls below this.");
     public static final ConfigOption<Double> CLIENT_CAP = ConfigOptions.key("view.client-cap").doubleType()
-            .defaultValue(0.5).withDescription("Pick gives no engine more than this share of one client's requests in flight.");
+            .defaultValue(ViewLayout.DEFAULT_CLIENT_CAP).withDescription("Pick gives no engine more than this share of one client's requests in flight.");
     public static final ConfigOption<Integer> CLIENT_MIN_INFLIGHT = ConfigOptions.key("view.client-min-inflight").intType()
-            .defaultValue(8).withDescription("The client cap applies once a client has this many requests in flight.");
+            .defaultValue(ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT).withDescription("The client cap applies once a client has this many "
+                    + "requests in flight, and from then on its burst copies its prompt to a spare engine before the holders fill.");
     public static final ConfigOption<Duration> VIEW_TTL = ConfigOptions.key("view.ttl").durationType()
             .defaultValue(Duration.ofSeconds(30)).withDescription("With the job stopped, the view vouches for no engine after this long.");
     public static final ConfigOption<Duration> VIEW_FLUSH_INTERVAL = ConfigOptions.key("view.flush-interval").durationType()
