@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.config.RoutingViewOptions;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -56,6 +57,15 @@ class RoutingViewConfigTest {
             assertThat(help).contains("--" + o.key());
         }
         assertThat(help).contains("--view.chunk-tokens  (default: 16)");
+    }
+
+    @Test
+    void everyOptionIsDeclaredOnceUnderItsOwnKeyWithADescription() {
+        List<String> keys = RoutingViewOptions.all().stream().map(o -> o.key()).toList();
+        assertThat(keys).as("option keys").doesNotHaveDuplicates().hasSizeGreaterThan(40);
+        for (var o : RoutingViewOptions.all()) {
+            assertThat(o.description().toString()).as(o.key()).isNotBlank();
+        }
     }
 
     @Test
