@@ -46,36 +46,101 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
                 new java.util.TreeMap<>());
     }
 
+    /** The defaults for this Redis, to change field by field. */
+    public static Builder builder(String redisUrl) {
+        return new Builder(defaults(redisUrl));
+    }
+
+    /** These options, to change field by field. */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
     public RedisViewSinkOptions withKeyPrefix(String prefix) {
-        return new RedisViewSinkOptions(redisUrl, prefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
-                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
-                clientCap, clientMinInflight, extraMeta);
+        return toBuilder().keyPrefix(prefix).build();
     }
 
     public RedisViewSinkOptions withView(int chunk, int depth, double k, double floor, long ttlMs) {
-        return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
-                ttlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunk, depth, k, floor, clientCap, clientMinInflight, extraMeta);
+        return toBuilder().chunkTokens(chunk).tagDepth(depth).busyFactor(k).confidenceFloor(floor).viewTtlMs(ttlMs).build();
     }
 
     public RedisViewSinkOptions withClientCap(double cap, int minInflight) {
-        return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
-                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
-                cap, minInflight, extraMeta);
+        return toBuilder().clientCap(cap).clientMinInflight(minInflight).build();
     }
 
     public RedisViewSinkOptions withFlushInterval(long ms) {
-        return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, ms,
-                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
-                clientCap, clientMinInflight, extraMeta);
+        return toBuilder().flushIntervalMs(ms).build();
     }
 
     /** Adds figures to the meta key. */
     public RedisViewSinkOptions withMeta(java.util.Map<String, String> figures) {
         java.util.TreeMap<String, String> merged = new java.util.TreeMap<>(extraMeta);
         merged.putAll(figures);
-        return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
-                viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
-                clientCap, clientMinInflight, merged);
+        return toBuilder().extraMeta(merged).build();
+    }
+
+    /** A mutable copy of the options; {@link #build()} makes them again (validate them with {@link #problems()}). */
+    public static final class Builder {
+        private String redisUrl;
+        private String keyPrefix;
+        private int batchSize;
+        private int maxInFlightBatches;
+        private int maxBufferedWrites;
+        private long flushIntervalMs;
+        private long viewTtlMs;
+        private long commandTimeoutMs;
+        private long connectTimeoutMs;
+        private int maxRetries;
+        private int chunkTokens;
+        private int tagDepth;
+        private double busyFactor;
+        private double confidenceFloor;
+        private double clientCap;
+        private int clientMinInflight;
+        private java.util.TreeMap<String, String> extraMeta;
+
+        private Builder(RedisViewSinkOptions o) {
+            redisUrl = o.redisUrl;
+            keyPrefix = o.keyPrefix;
+            batchSize = o.batchSize;
+            maxInFlightBatches = o.maxInFlightBatches;
+            maxBufferedWrites = o.maxBufferedWrites;
+            flushIntervalMs = o.flushIntervalMs;
+            viewTtlMs = o.viewTtlMs;
+            commandTimeoutMs = o.commandTimeoutMs;
+            connectTimeoutMs = o.connectTimeoutMs;
+            maxRetries = o.maxRetries;
+            chunkTokens = o.chunkTokens;
+            tagDepth = o.tagDepth;
+            busyFactor = o.busyFactor;
+            confidenceFloor = o.confidenceFloor;
+            clientCap = o.clientCap;
+            clientMinInflight = o.clientMinInflight;
+            extraMeta = new java.util.TreeMap<>(o.extraMeta);
+        }
+
+        public Builder keyPrefix(String v) { keyPrefix = v; return this; }
+        public Builder batchSize(int v) { batchSize = v; return this; }
+        public Builder maxInFlightBatches(int v) { maxInFlightBatches = v; return this; }
+        public Builder maxBufferedWrites(int v) { maxBufferedWrites = v; return this; }
+        public Builder flushIntervalMs(long v) { flushIntervalMs = v; return this; }
+        public Builder viewTtlMs(long v) { viewTtlMs = v; return this; }
+        public Builder commandTimeoutMs(long v) { commandTimeoutMs = v; return this; }
+        public Builder connectTimeoutMs(long v) { connectTimeoutMs = v; return this; }
+        public Builder maxRetries(int v) { maxRetries = v; return this; }
+        public Builder chunkTokens(int v) { chunkTokens = v; return this; }
+        public Builder tagDepth(int v) { tagDepth = v; return this; }
+        public Builder busyFactor(double v) { busyFactor = v; return this; }
+        public Builder confidenceFloor(double v) { confidenceFloor = v; return this; }
+        public Builder clientCap(double v) { clientCap = v; return this; }
+        public Builder clientMinInflight(int v) { clientMinInflight = v; return this; }
+        public Builder extraMeta(java.util.TreeMap<String, String> v) { extraMeta = new java.util.TreeMap<>(v); return this; }
+
+        public RedisViewSinkOptions build() {
+            return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
+                    viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
+                    clientCap, clientMinInflight, extraMeta);
+        }
     }
 
     /** Every problem at once; empty when the options are usable. */
