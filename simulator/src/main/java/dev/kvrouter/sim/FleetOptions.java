@@ -1,10 +1,10 @@
 package dev.kvrouter.sim;
 
+import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.sim.engine.EngineConfig;
 import dev.kvrouter.sim.engine.Failure;
 import dev.kvrouter.sim.metrics.ClassStats.Summary;
 import dev.kvrouter.sim.metrics.PolicyMetrics.PolicyResult;
-import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.sim.policy.Policies;
 import dev.kvrouter.sim.policy.ViewPolicy;
 import dev.kvrouter.sim.report.ReportWriter;

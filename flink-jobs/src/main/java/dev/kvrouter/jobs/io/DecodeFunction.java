@@ -13,6 +13,7 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
+import org.apache.kafka.common.serialization.Deserializer;
 
 /**
  * Decodes raw Kafka records (Confluent wire format) into {@code T} and checks them. Anything that
@@ -29,22 +30,40 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
         Optional<String> problem(T record);
     }
 
+    /**
+     * How a record's bytes become a value: a deserializer made once per task and closed with it. The
+     * job reads the Confluent wire format against the registry ({@link #registry}); a test of a
+     * workflow on its own inputs may read plain Avro, with no registry.
+     */
+    @FunctionalInterface
+    public interface Decoder extends java.io.Serializable {
+        Deserializer<Object> open();
+    }
+
+    /** The Confluent wire format, the writer's schema from the registry at {@code url}. */
+    public static Decoder registry(String url) {
+        return () -> {
+            RegistryAvroDeserializer<Object> d = new RegistryAvroDeserializer<>();
+            d.configure(Map.of(RegistrySettings.URL, url), false);
+            return d;
+        };
+    }
+
     private final Class<T> type;
-    private final String registryUrl;
+    private final Decoder decoder;
     private final Check<T> check;
-    private transient RegistryAvroDeserializer<Object> deserializer;
+    private transient Deserializer<Object> deserializer;
     private transient Counter deadLetters;
 
-    public DecodeFunction(Class<T> type, String registryUrl, Check<T> check) {
+    public DecodeFunction(Class<T> type, Decoder decoder, Check<T> check) {
         this.type = type;
-        this.registryUrl = registryUrl;
+        this.decoder = decoder;
         this.check = check;
     }
 
     @Override
     public void open(OpenContext openContext) {
-        deserializer = new RegistryAvroDeserializer<>();
-        deserializer.configure(Map.of(RegistrySettings.URL, registryUrl), false);
+        deserializer = decoder.open();
         deadLetters = getRuntimeContext().getMetricGroup().counter("deadLetters");
     }
 

@@ -1,7 +1,7 @@
 package dev.kvrouter.jobs.ratios;
 
-import dev.kvrouter.jobs.policy.PrefixPopularity;
 import dev.kvrouter.jobs.io.HotPrefix;
+import dev.kvrouter.jobs.policy.PrefixPopularity;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,7 +1,7 @@
 package dev.kvrouter.jobs.ratios;
 
-import dev.kvrouter.jobs.policy.RequestOutcomes;
 import dev.kvrouter.common.LoadStats;
+import dev.kvrouter.jobs.policy.RequestOutcomes;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
 import org.apache.flink.api.common.functions.AggregateFunction;

@@ -2,18 +2,18 @@ package dev.kvrouter.jobs.ratios;
 
 import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.dlq.DeadLetter;
-import dev.kvrouter.jobs.alerts.AlertObservation;
-import dev.kvrouter.jobs.alerts.AlertRules;
 import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
-import dev.kvrouter.jobs.policy.AffinitySwitch;
-import dev.kvrouter.jobs.io.HotPrefix;
+import dev.kvrouter.jobs.alerts.AlertObservation;
+import dev.kvrouter.jobs.alerts.AlertRules;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.io.DecodeFunction;
+import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.io.LocationUpdate;
-import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.io.RawRecord;
+import dev.kvrouter.jobs.io.RequestSample;
+import dev.kvrouter.jobs.policy.AffinitySwitch;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
 import dev.kvrouter.redis.ViewLayout;
@@ -43,7 +43,8 @@ import org.apache.flink.util.Collector;
  */
 public final class RatiosWorkflow {
 
-    public record Sources(DataStream<RawRecord> decisions, DataStream<RawRecord> outcomes) {}
+    /** The two input topics' raw records and how their values decode (the job: the registry's wire format). */
+    public record Sources(DataStream<RawRecord> decisions, DataStream<RawRecord> outcomes, DecodeFunction.Decoder decoder) {}
 
     public record Sinks(Sink<ClassRatios> ratios, Sink<ViewWrite> view, Sink<DeadLetter> deadLetters, Sink<Alert> alerts) {}
 
@@ -67,10 +68,10 @@ public final class RatiosWorkflow {
                 ? Optional.of("cached_tokens " + o.getCachedTokens() + " is outside 0.." + o.getPromptTokens())
                 : Optional.empty();
         SingleOutputStreamOperator<RoutingDecision> decisions = sources.decisions()
-                .process(new DecodeFunction<>(RoutingDecision.class, config.schemaRegistryUrl(), decisionCheck))
+                .process(new DecodeFunction<>(RoutingDecision.class, sources.decoder(), decisionCheck))
                 .returns(TypeInformation.of(RoutingDecision.class)).name("decode decisions").uid("decode-decisions");
         SingleOutputStreamOperator<RequestOutcome> outcomes = sources.outcomes()
-                .process(new DecodeFunction<>(RequestOutcome.class, config.schemaRegistryUrl(), outcomeCheck))
+                .process(new DecodeFunction<>(RequestOutcome.class, sources.decoder(), outcomeCheck))
                 .returns(TypeInformation.of(RequestOutcome.class)).name("decode outcomes").uid("decode-outcomes");
         decisions.getSideOutput(DecodeFunction.DEAD_LETTERS).union(outcomes.getSideOutput(DecodeFunction.DEAD_LETTERS))
                 .sinkTo(sinks.deadLetters()).name("ratio dead letters").uid("sink-ratio-dead-letters");

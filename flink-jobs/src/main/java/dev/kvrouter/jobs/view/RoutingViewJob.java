@@ -5,17 +5,18 @@ import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.config.RoutingViewOptions;
-import dev.kvrouter.jobs.ratios.RatiosWorkflow;
-import dev.kvrouter.metrics.ClassRatios;
-import dev.kvrouter.jobs.view.functions.ViewLossProbe;
+import dev.kvrouter.jobs.io.DecodeFunction;
 import dev.kvrouter.jobs.io.RawRecord;
+import dev.kvrouter.jobs.ratios.RatiosWorkflow;
+import dev.kvrouter.jobs.view.functions.ViewLossProbe;
 import dev.kvrouter.jobs.view.model.ViewResync;
-import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.redis.RedisViewSink;
 import dev.kvrouter.redis.RedisViewSinkOptions;
+import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.schemas.flink.RegistrySchemaCoderProvider;
 import dev.kvrouter.schemas.registry.RegistrySettings;
-import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.view.ViewChange;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -30,9 +31,9 @@ import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
-import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
@@ -142,7 +143,8 @@ public final class RoutingViewJob {
                 WatermarkStrategy.noWatermarks(), "request outcomes").uid("source-request-outcomes");
         // The ratios first: the hot prefixes they find feed the view's replica planner, and the
         // cached blocks each request found confirm the view's entries.
-        RatiosWorkflow.Outputs fromRequests = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes),
+        DecodeFunction.Decoder decoder = DecodeFunction.registry(config.schemaRegistryUrl());
+        RatiosWorkflow.Outputs fromRequests = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes, decoder),
                 new RatiosWorkflow.Sinks(
                 kafkaSink(config, config.classRatiosTopic(), ClassRatios.class,
                         r -> r.getPrefixClass().getBytes(StandardCharsets.UTF_8)),
@@ -154,7 +156,7 @@ public final class RoutingViewJob {
         RedisViewSink view = viewSink(config);
         RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(kvEvents, loads,
                         fromRequests.hotPrefixes(), fromRequests.confirmations(), fromRequests.engineSpeeds(),
-                        viewResyncs(env, config)),
+                        viewResyncs(env, config), decoder),
                 new RoutingViewWorkflow.Sinks(
                 view,
                 kafkaSink(config, config.viewChangelogTopic(), ViewChange.class,

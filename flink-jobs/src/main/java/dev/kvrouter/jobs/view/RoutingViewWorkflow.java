@@ -2,28 +2,28 @@ package dev.kvrouter.jobs.view;
 
 import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.dlq.DeadLetter;
-import dev.kvrouter.jobs.alerts.AlertObservation;
-import dev.kvrouter.jobs.alerts.AlertRules;
 import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.jobs.alerts.AlertObservation;
+import dev.kvrouter.jobs.alerts.AlertRules;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
-import dev.kvrouter.jobs.ratios.RatiosWorkflow;
-import dev.kvrouter.jobs.io.HotPrefix;
-import dev.kvrouter.jobs.view.functions.ReplicaPlanner;
 import dev.kvrouter.jobs.io.DecodeFunction;
+import dev.kvrouter.jobs.io.HotPrefix;
+import dev.kvrouter.jobs.io.LocationUpdate;
+import dev.kvrouter.jobs.io.RawRecord;
+import dev.kvrouter.jobs.io.RequestSample;
+import dev.kvrouter.jobs.ratios.RatiosWorkflow;
 import dev.kvrouter.jobs.view.functions.EngineTable;
 import dev.kvrouter.jobs.view.functions.EngineTracker;
 import dev.kvrouter.jobs.view.functions.FleetLoad;
 import dev.kvrouter.jobs.view.functions.PrefixLocationTable;
+import dev.kvrouter.jobs.view.functions.ReplicaPlanner;
 import dev.kvrouter.jobs.view.functions.UseConfirmer;
 import dev.kvrouter.jobs.view.functions.Validation;
 import dev.kvrouter.jobs.view.model.BlockInput;
 import dev.kvrouter.jobs.view.model.EngineStatus;
-import dev.kvrouter.jobs.io.LocationUpdate;
-import dev.kvrouter.jobs.io.RequestSample;
-import dev.kvrouter.jobs.io.RawRecord;
 import dev.kvrouter.jobs.view.model.ViewResync;
 import dev.kvrouter.redis.ViewWrite;
 import dev.kvrouter.replicas.ReplicationRecommendation;
@@ -59,11 +59,12 @@ public final class RoutingViewWorkflow {
     /**
      * Raw Kafka records of the two input topics, what the ratios workflow finds: hot prefixes,
      * the cached blocks completed requests confirm, and what they show of their engines' speed ({@link RatiosWorkflow.Outputs}),
-     * and requests to write the whole view again (the job's Redis probe: {@code ViewLossProbe}).
+     * requests to write the whole view again (the job's Redis probe: {@code ViewLossProbe}), and how
+     * the raw records' values decode (the job: the registry's wire format).
      */
     public record Sources(DataStream<RawRecord> kvEvents, DataStream<RawRecord> engineLoad, DataStream<HotPrefix> hotPrefixes,
                           DataStream<LocationUpdate> confirmations, DataStream<RequestSample> engineSpeeds,
-                          DataStream<ViewResync> viewResyncs) {}
+                          DataStream<ViewResync> viewResyncs, DecodeFunction.Decoder decoder) {}
 
     public record Sinks(Sink<ViewWrite> view, Sink<ViewChange> viewChanges, Sink<EngineStateChange> engineStates,
                         Sink<DeadLetter> deadLetters, Sink<Alert> alerts, Sink<ReplicationRecommendation> recommendations) {}
@@ -76,11 +77,11 @@ public final class RoutingViewWorkflow {
         DecodeFunction.Check<EngineLoad> loadCheck = validation::check;
 
         SingleOutputStreamOperator<KvEventBatch> batches = sources.kvEvents()
-                .process(new DecodeFunction<>(KvEventBatch.class, config.schemaRegistryUrl(), kvCheck))
+                .process(new DecodeFunction<>(KvEventBatch.class, sources.decoder(), kvCheck))
                 .returns(TypeInformation.of(KvEventBatch.class))
                 .name("decode kv events").uid("decode-kv-events");
         SingleOutputStreamOperator<EngineLoad> loads = sources.engineLoad()
-                .process(new DecodeFunction<>(EngineLoad.class, config.schemaRegistryUrl(), loadCheck))
+                .process(new DecodeFunction<>(EngineLoad.class, sources.decoder(), loadCheck))
                 .returns(TypeInformation.of(EngineLoad.class))
                 .name("decode engine load").uid("decode-engine-load");
 

@@ -59,7 +59,7 @@ class DecodeFunctionTest {
 
     private static OneInputStreamOperatorTestHarness<RawRecord, KvEventBatch> harness(String registry) throws Exception {
         return ProcessFunctionTestHarnesses.forProcessFunction(
-                new DecodeFunction<>(KvEventBatch.class, registry, b -> Optional.empty()));
+                new DecodeFunction<>(KvEventBatch.class, DecodeFunction.registry(registry), b -> Optional.empty()));
     }
 
     private static int closedPort() throws Exception {

@@ -1,8 +1,8 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.view.model.EngineSpeed;
 import dev.kvrouter.jobs.view.model.EngineStatus;
-import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.redis.EngineEntry;
 import dev.kvrouter.redis.ViewWrite;
 import org.apache.flink.api.common.functions.OpenContext;

@@ -1,7 +1,7 @@
 package dev.kvrouter.jobs.view.functions;
 
-import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.common.LoadStats;
+import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.redis.ViewWrite;
 import java.util.Map;

@@ -1,14 +1,15 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.jobs.io.HotPrefix;
+import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.view.model.BlockHolders;
 import dev.kvrouter.jobs.view.model.BlockInput;
 import dev.kvrouter.jobs.view.model.Holder;
-import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.view.model.ViewResync;
 import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.redis.ViewWrite;
 import dev.kvrouter.view.ViewChange;
 import dev.kvrouter.view.ViewOp;
-import dev.kvrouter.redis.ViewWrite;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -16,7 +17,6 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import dev.kvrouter.jobs.io.HotPrefix;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;

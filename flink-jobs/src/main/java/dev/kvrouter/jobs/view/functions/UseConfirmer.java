@@ -1,8 +1,8 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.view.model.EngineEpoch;
 import dev.kvrouter.jobs.view.model.EngineStatus;
-import dev.kvrouter.jobs.io.LocationUpdate;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;

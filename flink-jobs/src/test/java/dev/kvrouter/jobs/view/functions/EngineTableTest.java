@@ -2,8 +2,8 @@ package dev.kvrouter.jobs.view.functions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.jobs.io.RequestSample;
+import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.redis.EngineEntry;
 import dev.kvrouter.redis.ViewWrite;
 import java.util.List;

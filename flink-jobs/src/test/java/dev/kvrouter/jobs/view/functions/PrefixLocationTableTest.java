@@ -2,8 +2,9 @@ package dev.kvrouter.jobs.view.functions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kvrouter.jobs.view.model.BlockInput;
+import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.io.LocationUpdate;
+import dev.kvrouter.jobs.view.model.BlockInput;
 import dev.kvrouter.jobs.view.model.ViewResync;
 import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.redis.ViewWrite;
@@ -11,13 +12,12 @@ import dev.kvrouter.view.ViewChange;
 import dev.kvrouter.view.ViewOp;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import dev.kvrouter.jobs.io.HotPrefix;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -2,8 +2,8 @@ package dev.kvrouter.jobs.view.functions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.jobs.io.LocationUpdate;
+import dev.kvrouter.jobs.view.model.EngineStatus;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
