@@ -1,6 +1,7 @@
 package dev.kvrouter.cli;
 
 import dev.kvrouter.cli.bench.Benchmarks;
+import dev.kvrouter.contract.SlotSpread;
 import dev.kvrouter.stack.StackAddresses;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -79,7 +80,7 @@ public final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            dev.kvrouter.redis.SlotSpread.report(trace, depths, Integer.MAX_VALUE, System.out);
+            dev.kvrouter.contract.SlotSpread.report(trace, depths, Integer.MAX_VALUE, System.out);
             return 0;
         }
     }

@@ -1,5 +1,7 @@
 package dev.kvrouter.redis;
 
+import dev.kvrouter.contract.ViewConnection;
+import dev.kvrouter.contract.ViewLayout;
 import java.io.Serializable;
 import java.net.URI;
 import java.util.ArrayList;

@@ -1,5 +1,7 @@
 package dev.kvrouter.redis;
 
+import dev.kvrouter.contract.ViewConnection;
+import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.ExpireArgs;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;

@@ -1,5 +1,7 @@
 package dev.kvrouter.redis;
 
+import dev.kvrouter.contract.ViewConnection;
+import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisException;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,5 +1,7 @@
 package dev.kvrouter.redis;
 
+import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.contract.ViewLayout;
 import java.util.Objects;
 
 /**

@@ -2,6 +2,7 @@ package dev.kvrouter.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.contract.ViewLayout;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

@@ -2,6 +2,7 @@ package dev.kvrouter.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.stack.LocalRedis;
 import dev.kvrouter.stack.LocalRedisCluster;
 import io.lettuce.core.RedisClient;

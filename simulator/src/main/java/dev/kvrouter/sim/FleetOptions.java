@@ -1,6 +1,7 @@
 package dev.kvrouter.sim;
 
 import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.sim.engine.EngineConfig;
 import dev.kvrouter.sim.engine.Failure;
 import dev.kvrouter.sim.metrics.ClassStats.Summary;
@@ -58,7 +59,7 @@ public final class FleetOptions {
                     + "cost.uncached-prefill-weight (default: ${DEFAULT-VALUE}).")
     double oracleUncachedPrefillWeight;
 
-    @Option(names = "--oracle-client-min-inflight", defaultValue = "" + dev.kvrouter.redis.ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT,
+    @Option(names = "--oracle-client-min-inflight", defaultValue = "" + dev.kvrouter.contract.ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT,
             description = "A client's requests in flight from which the oracle copies its prompt to a spare engine before the "
                     + "holders fill, as the view's view.client-min-inflight (default: ${DEFAULT-VALUE}).")
     int oracleClientMinInflight;

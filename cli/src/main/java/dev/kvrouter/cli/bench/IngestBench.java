@@ -1,13 +1,13 @@
 package dev.kvrouter.cli.bench;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLifecycle;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.view.RoutingViewJob;
-import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.schemas.BlockHashes;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;

@@ -1,8 +1,8 @@
 package dev.kvrouter.cli.bench;
 
 import dev.kvrouter.balancer.KvRouterClient;
-import dev.kvrouter.redis.EngineEntry;
-import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;

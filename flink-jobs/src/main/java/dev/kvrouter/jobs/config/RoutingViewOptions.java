@@ -1,6 +1,6 @@
 package dev.kvrouter.jobs.config;
 
-import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.contract.ViewLayout;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.time.Duration;

@@ -1,6 +1,7 @@
 package dev.kvrouter.jobs.ratios;
 
 import dev.kvrouter.alerts.Alert;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
@@ -16,7 +17,6 @@ import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.policy.AffinitySwitch;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
-import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.redis.ViewWrite;
 import java.util.Optional;
 import org.apache.flink.api.common.typeinfo.TypeInformation;

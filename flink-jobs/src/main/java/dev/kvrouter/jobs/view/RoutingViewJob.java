@@ -1,6 +1,7 @@
 package dev.kvrouter.jobs.view;
 
 import dev.kvrouter.alerts.Alert;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
@@ -13,7 +14,6 @@ import dev.kvrouter.jobs.view.model.ViewResync;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.redis.RedisViewSink;
 import dev.kvrouter.redis.RedisViewSinkOptions;
-import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.schemas.flink.RegistrySchemaCoderProvider;
 import dev.kvrouter.schemas.registry.RegistrySettings;

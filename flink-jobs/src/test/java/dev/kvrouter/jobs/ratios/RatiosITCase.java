@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.offset;
 
 import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.alerts.AlertKind;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RouteReason;
@@ -14,7 +15,6 @@ import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.jobs.view.ViewTestSupport;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
-import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.stack.StackAddresses;

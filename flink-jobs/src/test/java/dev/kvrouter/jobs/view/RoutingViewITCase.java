@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.events.OutcomeStatus;
@@ -300,7 +301,7 @@ class RoutingViewITCase {
                 consumer.poll(Duration.ofMillis(300)).forEach(r -> {
                     if (r.value().getRootBlock() == chain[0]) {
                         got.add(r.value());
-                        assertThat(r.key()).isEqualTo(dev.kvrouter.redis.ViewLayout.hex(chain[0]));
+                        assertThat(r.key()).isEqualTo(dev.kvrouter.contract.ViewLayout.hex(chain[0]));
                     }
                 });
             }

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
-import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;

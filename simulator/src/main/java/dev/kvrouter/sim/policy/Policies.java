@@ -1,5 +1,6 @@
 package dev.kvrouter.sim.policy;
 
+import dev.kvrouter.contract.ViewLayout;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -17,7 +18,7 @@ public final class Policies {
      */
     public record Settings(int hashPrefixBlocks, int tableBlocks, double oracleUncachedPrefillWeight, int oracleClientMinInflight) {
         public static Settings defaults() {
-            return new Settings(1, 500_000, 3.0, dev.kvrouter.redis.ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT);
+            return new Settings(1, 500_000, 3.0, dev.kvrouter.contract.ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT);
         }
     }
 

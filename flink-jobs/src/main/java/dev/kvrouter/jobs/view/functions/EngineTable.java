@@ -1,9 +1,9 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.contract.EngineEntry;
 import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.view.model.EngineSpeed;
 import dev.kvrouter.jobs.view.model.EngineStatus;
-import dev.kvrouter.redis.EngineEntry;
 import dev.kvrouter.redis.ViewWrite;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;

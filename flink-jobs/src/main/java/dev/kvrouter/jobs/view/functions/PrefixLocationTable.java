@@ -1,12 +1,12 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.view.model.BlockHolders;
 import dev.kvrouter.jobs.view.model.BlockInput;
 import dev.kvrouter.jobs.view.model.Holder;
 import dev.kvrouter.jobs.view.model.ViewResync;
-import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.redis.ViewWrite;
 import dev.kvrouter.view.ViewChange;
 import dev.kvrouter.view.ViewOp;

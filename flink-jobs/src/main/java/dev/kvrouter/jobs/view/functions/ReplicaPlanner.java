@@ -1,9 +1,9 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.policy.ReplicaTargets;
 import dev.kvrouter.jobs.view.model.EngineStatus;
-import dev.kvrouter.redis.ViewLayout;
 import dev.kvrouter.replicas.ReplicationRecommendation;
 import java.util.Arrays;
 import java.util.List;

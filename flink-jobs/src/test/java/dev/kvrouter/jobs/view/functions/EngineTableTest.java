@@ -2,9 +2,9 @@ package dev.kvrouter.jobs.view.functions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.contract.EngineEntry;
 import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.view.model.EngineStatus;
-import dev.kvrouter.redis.EngineEntry;
 import dev.kvrouter.redis.ViewWrite;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;

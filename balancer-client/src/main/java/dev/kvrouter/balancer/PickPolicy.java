@@ -1,6 +1,6 @@
 package dev.kvrouter.balancer;
 
-import dev.kvrouter.redis.EngineEntry;
+import dev.kvrouter.contract.EngineEntry;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,7 +1,9 @@
-package dev.kvrouter.redis;
+package dev.kvrouter.balancer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;

@@ -1,9 +1,9 @@
 package dev.kvrouter.balancer;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
-import dev.kvrouter.redis.EngineEntry;
-import dev.kvrouter.redis.ViewConnection;
-import dev.kvrouter.redis.ViewLayout;
+import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.contract.ViewConnection;
+import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;

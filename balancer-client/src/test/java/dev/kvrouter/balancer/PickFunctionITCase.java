@@ -1,4 +1,4 @@
-package dev.kvrouter.redis;
+package dev.kvrouter.balancer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,6 +7,8 @@ import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.balancer.KvRouterClient.Source;
 import dev.kvrouter.balancer.PickPolicy;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.TcpProxy;
 import dev.kvrouter.stack.junit.LocalStackExtension;

@@ -1,4 +1,4 @@
-package dev.kvrouter.redis;
+package dev.kvrouter.contract;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package dev.kvrouter.redis;
+package dev.kvrouter.contract;
 
 import java.nio.charset.StandardCharsets;
 

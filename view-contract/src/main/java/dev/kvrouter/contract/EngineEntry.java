@@ -1,4 +1,4 @@
-package dev.kvrouter.redis;
+package dev.kvrouter.contract;
 
 /**
  * An engine as the view publishes it, the value of its field in {@code <prefix>engines}:

@@ -1,4 +1,4 @@
-package dev.kvrouter.redis;
+package dev.kvrouter.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.kvrouter.redis;
+package dev.kvrouter.balancer;
 
 /**
  * Every case of {@link PickFunctionITCase} again, picked in the client from plain reads (the Redis

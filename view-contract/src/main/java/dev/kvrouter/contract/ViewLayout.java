@@ -1,4 +1,4 @@
-package dev.kvrouter.redis;
+package dev.kvrouter.contract;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -164,7 +164,7 @@ public final class ViewLayout {
     public static String functionLibrary() {
         try (InputStream in = ViewLayout.class.getResourceAsStream("kvrouter.lua")) {
             if (in == null) {
-                throw new IllegalStateException("kvrouter.lua is missing from the kvr-redis-sink jar");
+                throw new IllegalStateException("kvrouter.lua is missing from the kvr-view-contract jar");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
