@@ -80,7 +80,7 @@ public final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            dev.kvrouter.contract.SlotSpread.report(trace, depths, Integer.MAX_VALUE, System.out);
+            SlotSpread.report(trace, depths, Integer.MAX_VALUE, System.out);
             return 0;
         }
     }

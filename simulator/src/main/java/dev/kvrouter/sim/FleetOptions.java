@@ -59,7 +59,7 @@ public final class FleetOptions {
                     + "cost.uncached-prefill-weight (default: ${DEFAULT-VALUE}).")
     double oracleUncachedPrefillWeight;
 
-    @Option(names = "--oracle-client-min-inflight", defaultValue = "" + dev.kvrouter.contract.ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT,
+    @Option(names = "--oracle-client-min-inflight", defaultValue = "" + ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT,
             description = "A client's requests in flight from which the oracle copies its prompt to a spare engine before the "
                     + "holders fill, as the view's view.client-min-inflight (default: ${DEFAULT-VALUE}).")
     int oracleClientMinInflight;

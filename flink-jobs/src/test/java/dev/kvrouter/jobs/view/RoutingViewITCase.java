@@ -301,7 +301,7 @@ class RoutingViewITCase {
                 consumer.poll(Duration.ofMillis(300)).forEach(r -> {
                     if (r.value().getRootBlock() == chain[0]) {
                         got.add(r.value());
-                        assertThat(r.key()).isEqualTo(dev.kvrouter.contract.ViewLayout.hex(chain[0]));
+                        assertThat(r.key()).isEqualTo(ViewLayout.hex(chain[0]));
                     }
                 });
             }

@@ -18,7 +18,7 @@ public final class Policies {
      */
     public record Settings(int hashPrefixBlocks, int tableBlocks, double oracleUncachedPrefillWeight, int oracleClientMinInflight) {
         public static Settings defaults() {
-            return new Settings(1, 500_000, 3.0, dev.kvrouter.contract.ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT);
+            return new Settings(1, 500_000, 3.0, ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT);
         }
     }
 
