@@ -182,7 +182,8 @@ public final class FleetOptions {
         }
     }
 
-    private static String required(String given, String env, String flag) {
+    /** The flag's value, else the environment variable's; a clear error naming both when neither is set. */
+    public static String required(String given, String env, String flag) {
         String v = given != null ? given : System.getenv(env);
         if (v == null || v.isBlank()) {
             throw new IllegalArgumentException("this run needs " + flag + " or $" + env + " (start a stack with './kvr stack up')");
