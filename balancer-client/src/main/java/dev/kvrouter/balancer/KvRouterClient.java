@@ -67,26 +67,40 @@ public final class KvRouterClient implements AutoCloseable {
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
                           Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
                           boolean clientSide, boolean reserves) {
+        public static final Duration DEFAULT_MAX_VIEW_AGE = Duration.ofSeconds(2);
+        public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
+        public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
+        public static final int DEFAULT_MAX_BLOCKS = 4096;
+        public static final Duration DEFAULT_SNAPSHOT_INTERVAL = Duration.ofSeconds(1);
+        /** Picking client-side, the snapshot is refreshed this often (the match reads it for every pick). */
+        public static final Duration CLIENT_SIDE_SNAPSHOT_INTERVAL = Duration.ofMillis(100);
+
         public static Options defaults(String redisUrl) {
             return new Options(redisUrl, ViewLayout.DEFAULT_KEY_PREFIX, ViewLayout.DEFAULT_CHUNK_TOKENS, ViewLayout.DEFAULT_TAG_DEPTH,
-                    Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(2),
-                    4096, Duration.ofSeconds(1), false, true);
+                    DEFAULT_MAX_VIEW_AGE, DEFAULT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BLOCKS, DEFAULT_SNAPSHOT_INTERVAL, false, true);
+        }
+
+        /** The defaults for this Redis, to change field by field. */
+        public static Builder builder(String redisUrl) {
+            return new Builder(defaults(redisUrl));
+        }
+
+        /** These options, to change field by field. */
+        public Builder toBuilder() {
+            return new Builder(this);
         }
 
         public Options withKeyPrefix(String prefix) {
-            return new Options(redisUrl, prefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                    snapshotInterval, clientSide, reserves);
+            return toBuilder().keyPrefix(prefix).build();
         }
 
         public Options withMaxViewAge(Duration age) {
-            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, age, timeout, connectTimeout, maxBlocks,
-                    snapshotInterval, clientSide, reserves);
+            return toBuilder().maxViewAge(age).build();
         }
 
         /** Client-side matching, with the snapshot refreshed every 100 ms. */
         public Options withClientSidePick() {
-            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                    Duration.ofMillis(100), true, reserves);
+            return toBuilder().clientSide(true).snapshotInterval(CLIENT_SIDE_SNAPSHOT_INTERVAL).build();
         }
 
         /**
@@ -94,8 +108,52 @@ public final class KvRouterClient implements AutoCloseable {
          * view): its answers reserve nothing, so asking often moves no answer, its own or another balancer's.
          */
         public Options observing() {
-            return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                    snapshotInterval, clientSide, false);
+            return toBuilder().reserves(false).build();
+        }
+
+        /** A mutable copy of the options; {@link #build()} makes them again. */
+        public static final class Builder {
+            private String redisUrl;
+            private String keyPrefix;
+            private int chunkTokens;
+            private int tagDepth;
+            private Duration maxViewAge;
+            private Duration timeout;
+            private Duration connectTimeout;
+            private int maxBlocks;
+            private Duration snapshotInterval;
+            private boolean clientSide;
+            private boolean reserves;
+
+            private Builder(Options o) {
+                redisUrl = o.redisUrl;
+                keyPrefix = o.keyPrefix;
+                chunkTokens = o.chunkTokens;
+                tagDepth = o.tagDepth;
+                maxViewAge = o.maxViewAge;
+                timeout = o.timeout;
+                connectTimeout = o.connectTimeout;
+                maxBlocks = o.maxBlocks;
+                snapshotInterval = o.snapshotInterval;
+                clientSide = o.clientSide;
+                reserves = o.reserves;
+            }
+
+            public Builder keyPrefix(String v) { keyPrefix = v; return this; }
+            public Builder chunkTokens(int v) { chunkTokens = v; return this; }
+            public Builder tagDepth(int v) { tagDepth = v; return this; }
+            public Builder maxViewAge(Duration v) { maxViewAge = v; return this; }
+            public Builder timeout(Duration v) { timeout = v; return this; }
+            public Builder connectTimeout(Duration v) { connectTimeout = v; return this; }
+            public Builder maxBlocks(int v) { maxBlocks = v; return this; }
+            public Builder snapshotInterval(Duration v) { snapshotInterval = v; return this; }
+            public Builder clientSide(boolean v) { clientSide = v; return this; }
+            public Builder reserves(boolean v) { reserves = v; return this; }
+
+            public Options build() {
+                return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
+                        snapshotInterval, clientSide, reserves);
+            }
         }
     }
 

@@ -1,6 +1,10 @@
 package dev.kvrouter.bridge;
 
-import dev.kvrouter.stack.StackAddresses;
+import picocli.CommandLine.Mixin;
+import dev.kvrouter.common.cli.TopicsPrefixOption;
+import dev.kvrouter.common.cli.RegistryOption;
+import dev.kvrouter.common.cli.KafkaOption;
+import dev.kvrouter.common.Durations;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -35,14 +39,14 @@ public final class BridgeCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE", description = "The engines file (YAML): id, model, events, replay, metrics, data-parallel-size per engine.")
     Path config;
 
-    @Option(names = "--bootstrap", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers (default: $KAFKA_BOOTSTRAP, set by './kvr' from a running './kvr stack').")
-    String bootstrap;
+    @Mixin
+    KafkaOption kafka;
 
-    @Option(names = "--schema-registry", paramLabel = "URL", description = "Schema registry URL (default: $SCHEMA_REGISTRY_URL, likewise).")
-    String schemaRegistry;
+    @Mixin
+    RegistryOption registry;
 
-    @Option(names = "--topics-prefix", paramLabel = "PREFIX", description = "Prefix of every topic name (as given to 'kvr topics apply --prefix').")
-    String topicsPrefix;
+    @Mixin
+    TopicsPrefixOption topicsPrefix;
 
     @Option(names = "-D", paramLabel = "NAME=VALUE", description = "A setting; see the list below.")
     Map<String, String> settings = new LinkedHashMap<>();
@@ -54,12 +58,11 @@ public final class BridgeCommand implements Callable<Integer> {
         System.exit(new CommandLine(new BridgeCommand()).execute(args));
     }
 
-    /** Settings from the options, the environment's stack addresses filling in what is not given. */
+    /** Settings from the options (each flag or, not given, its environment variable), then the -D settings. */
     static Map<String, String> settings(Path config, String bootstrap, String registry, String prefix, Map<String, String> extra) {
         Map<String, String> s = new LinkedHashMap<>();
-        Map<String, String> env = System.getenv();
-        putIfPresent(s, BridgeConfig.KAFKA_BOOTSTRAP.name(), bootstrap != null ? bootstrap : env.get(StackAddresses.KAFKA_BOOTSTRAP));
-        putIfPresent(s, BridgeConfig.SCHEMA_REGISTRY_URL.name(), registry != null ? registry : env.get(StackAddresses.SCHEMA_REGISTRY_URL));
+        putIfPresent(s, BridgeConfig.KAFKA_BOOTSTRAP.name(), bootstrap);
+        putIfPresent(s, BridgeConfig.SCHEMA_REGISTRY_URL.name(), registry);
         putIfPresent(s, BridgeConfig.TOPIC_PREFIX.name(), prefix);
         putIfPresent(s, BridgeConfig.ENGINES_FILE.name(), config == null ? null : config.toString());
         s.putAll(extra);
@@ -77,7 +80,7 @@ public final class BridgeCommand implements Callable<Integer> {
         if (config == null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "Missing required option: '--config=FILE' (the engines file)");
         }
-        BridgeConfig bridgeConfig = BridgeConfig.from(settings(config, bootstrap, schemaRegistry, topicsPrefix, settings));
+        BridgeConfig bridgeConfig = BridgeConfig.from(settings(config, kafka.find().orElse(null), registry.find().orElse(null), topicsPrefix.value(), settings));
         Bridge.checkTopics(bridgeConfig, Duration.ofSeconds(15));
         CountDownLatch stopped = new CountDownLatch(1);
         Bridge bridge = Bridge.start(bridgeConfig, System.out::println);
@@ -93,7 +96,7 @@ public final class BridgeCommand implements Callable<Integer> {
             stopped.await();
             return 0;
         }
-        Duration limit = Duration.parse("PT" + duration.toUpperCase());
+        Duration limit = Durations.parse(duration);
         stopped.await(limit.toMillis(), TimeUnit.MILLISECONDS);
         Runtime.getRuntime().removeShutdownHook(stop);
         bridge.close();

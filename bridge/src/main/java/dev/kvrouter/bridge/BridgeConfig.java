@@ -1,5 +1,6 @@
 package dev.kvrouter.bridge;
 
+import dev.kvrouter.common.Durations;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,8 +9,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The bridge's settings: immutable, typed, validated once. {@link #from} reports every problem
@@ -126,7 +125,6 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
     /** Reads settings, collecting problems instead of failing on the first. */
     private record Reader(Map<String, String> settings, List<String> problems) {
 
-        private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|min|h)");
 
         String raw(Option o) {
             String v = settings.getOrDefault(o.name(), o.defaultValue());
@@ -157,18 +155,13 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
 
         Duration duration(Option o, Duration min) {
             String v = raw(o);
-            Matcher m = DURATION.matcher(v == null ? "" : v);
-            if (!m.matches()) {
-                problems.add(o.name() + " must be a duration like '500 ms', '2 s', '1 min' or '1 h', was '" + v + "'");
+            Duration d;
+            try {
+                d = Durations.parse(v);
+            } catch (IllegalArgumentException e) {
+                problems.add(o.name() + " must be a duration, " + Durations.FORMAT + "; was '" + v + "'");
                 return min;
             }
-            long n = Long.parseLong(m.group(1));
-            Duration d = switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "min" -> Duration.ofMinutes(n);
-                default -> Duration.ofHours(n);
-            };
             if (d.compareTo(min) < 0) {
                 problems.add(o.name() + " " + v + " is shorter than " + min.toMillis() + " ms");
             }

@@ -1,5 +1,6 @@
 package dev.kvrouter.cli;
 
+import dev.kvrouter.common.Durations;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.view.RoutingViewJob;
 import dev.kvrouter.stack.StackAddresses;
@@ -37,9 +38,9 @@ public final class JobCommand {
         return Path.of(System.getenv().getOrDefault("KVR_STATE_DIR", ".kvr/stack")).toAbsolutePath().resolveSibling("jobs");
     }
 
-    /** {@code 90s}, {@code 10m}: the durations the job commands take. */
+    /** {@code 90s}, {@code 10min}: the durations the job commands take ({@link Durations}). */
     static Duration duration(String text) {
-        return Duration.parse("PT" + text.toUpperCase());
+        return Durations.parse(text);
     }
 
     static String uri(String dir) {
@@ -92,7 +93,7 @@ public final class JobCommand {
             Runtime.getRuntime().addShutdownHook(stop);
             System.out.printf("kv-router job %s running%s: %s -> Redis %s (keys %s*)%n", job.getJobID(),
                     fromSavepoint == null ? "" : " from " + fromSavepoint,
-                    config.kvEventsTopic() + ", " + config.engineLoadTopic(), config.redisUrl(), config.viewKeyPrefix());
+                    config.kafka().kvEventsTopic() + ", " + config.kafka().engineLoadTopic(), config.view().redisUrl(), config.view().keyPrefix());
             System.out.println(duration == null ? "Ctrl-C or './kvr job stop' stops it." : "'./kvr job stop' stops it sooner.");
             long deadline = duration == null ? Long.MAX_VALUE
                     : System.nanoTime() + duration(duration).toNanos();

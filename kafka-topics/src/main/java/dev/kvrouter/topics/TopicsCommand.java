@@ -1,5 +1,7 @@
 package dev.kvrouter.topics;
 
+import picocli.CommandLine.Mixin;
+import dev.kvrouter.common.cli.KafkaOption;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,9 +60,8 @@ public final class TopicsCommand {
         @CommandLine.Mixin
         FileOptions files = new FileOptions();
 
-        @Option(names = "--bootstrap", paramLabel = "HOST:PORT",
-                description = "Kafka bootstrap servers (default: $KAFKA_BOOTSTRAP, set by './kvr' from a running './kvr stack').")
-        String bootstrap;
+        @Mixin
+        KafkaOption kafka;
 
         @Option(names = "--dry-run", description = "Only print what would change.")
         boolean dryRun;
@@ -76,7 +77,7 @@ public final class TopicsCommand {
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
             TopicCatalog catalog = files.catalog();
-            try (Admin admin = Admin.create(adminConfig(bootstrap(spec, bootstrap), timeoutSeconds))) {
+            try (Admin admin = Admin.create(adminConfig(kafka.value(), timeoutSeconds))) {
                 TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(timeoutSeconds));
                 TopicApplier.Plan plan = applier.plan(catalog);
                 if (plan.changes().isEmpty()) {
@@ -119,15 +120,6 @@ public final class TopicsCommand {
             }
             return 0;
         }
-    }
-
-    static String bootstrap(CommandLine.Model.CommandSpec spec, String given) {
-        String value = given != null ? given : System.getenv("KAFKA_BOOTSTRAP");
-        if (value == null || value.isBlank()) {
-            throw new CommandLine.ParameterException(spec.commandLine(),
-                    "no Kafka to talk to: pass --bootstrap HOST:PORT, set KAFKA_BOOTSTRAP, or start one with './kvr stack up'");
-        }
-        return value;
     }
 
     static Map<String, Object> adminConfig(String bootstrap, int timeoutSeconds) {

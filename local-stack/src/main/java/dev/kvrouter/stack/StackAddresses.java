@@ -1,5 +1,6 @@
 package dev.kvrouter.stack;
 
+import dev.kvrouter.common.cli.ServiceOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,9 +10,9 @@ import java.util.Optional;
 /** Where the services of a stack answer. The same three names are used as environment variables. */
 public record StackAddresses(String kafkaBootstrap, String schemaRegistryUrl, String redisUrl) {
 
-    public static final String KAFKA_BOOTSTRAP = "KAFKA_BOOTSTRAP";
-    public static final String SCHEMA_REGISTRY_URL = "SCHEMA_REGISTRY_URL";
-    public static final String REDIS_URL = "REDIS_URL";
+    public static final String KAFKA_BOOTSTRAP = ServiceOption.KAFKA_BOOTSTRAP;
+    public static final String SCHEMA_REGISTRY_URL = ServiceOption.SCHEMA_REGISTRY_URL;
+    public static final String REDIS_URL = ServiceOption.REDIS_URL;
 
     /** The lines {@code KEY=value}, in a fixed order, ready to be sourced by a shell. */
     public Map<String, String> asEnv() {

@@ -1,5 +1,12 @@
 package dev.kvrouter.sim;
 
+import picocli.CommandLine.Mixin;
+import dev.kvrouter.common.cli.TopicsPrefixOption;
+import dev.kvrouter.common.cli.ServiceOption;
+import dev.kvrouter.common.cli.RegistryOption;
+import dev.kvrouter.common.cli.RedisOption;
+import dev.kvrouter.common.cli.KafkaOption;
+import dev.kvrouter.common.Durations;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.sim.engine.EngineConfig;
@@ -77,17 +84,17 @@ public final class FleetOptions {
     @Option(names = "--publish", description = "Publish this policy's fleet (KV events, load, outcomes, decisions) to Kafka; the others stay in memory.")
     String publish;
 
-    @Option(names = "--bootstrap", description = "Kafka bootstrap servers for --publish (default: $KAFKA_BOOTSTRAP, set by './kvr' from a running stack).")
-    String bootstrap;
+    @Mixin
+    KafkaOption kafka;
 
-    @Option(names = "--schema-registry", description = "Schema registry URL for --publish (default: $SCHEMA_REGISTRY_URL).")
-    String schemaRegistry;
+    @Mixin
+    RegistryOption registry;
 
-    @Option(names = "--topics-prefix", defaultValue = "", description = "Prefix of the topic names for --publish (default: none).")
-    String topicsPrefix;
+    @Mixin
+    TopicsPrefixOption topicsPrefix;
 
-    @Option(names = "--redis-url", description = "Redis holding the routing view, for the 'view' policy (default: $REDIS_URL).")
-    String redisUrl;
+    @Mixin
+    RedisOption redis;
 
     @Option(names = "--balancers", defaultValue = "1",
             description = "Independent balancers for the 'view' policy, each its own client and connection, requests dealt among "
@@ -123,7 +130,7 @@ public final class FleetOptions {
         if (publish != null && !policies.contains(publish)) {
             throw new IllegalArgumentException("--publish " + publish + " is not among --policies " + policies);
         }
-        double windowMs = window != null ? seconds(window) * 1000 : Math.max(10_000, Math.ceil(expectedDurationS / 60) * 1000);
+        double windowMs = window != null ? Durations.seconds(window) * 1000 : Math.max(10_000, Math.ceil(expectedDurationS / 60) * 1000);
         String runId = command + "-" + Long.toString(System.currentTimeMillis(), 36);
         SimRunner.Settings settings = SimRunner.Settings.defaults(engines, engineConfig())
                 .withFailures(failures.stream().map(Failure::parse).toList()).withWindowMs(windowMs)
@@ -131,17 +138,17 @@ public final class FleetOptions {
         int table = tableBlocks > 0 ? tableBlocks : (int) Math.min(Integer.MAX_VALUE - 8L, 2L * engines * capacityBlocks);
         Policies.Settings ps = new Policies.Settings(hashBlocks, table, oracleUncachedPrefillWeight, oracleClientMinInflight);
         List<SimRunner.FleetSpec> specs = new ArrayList<>();
-        EventSink kafka = null;
+        EventSink published = null;
         try {
             for (String p : policies) {
                 EventSink sink = EventSink.DISCARD;
                 if (p.equals(publish)) {
-                    kafka = new KafkaEventSink(required(bootstrap, "KAFKA_BOOTSTRAP", "--bootstrap"),
-                            required(schemaRegistry, "SCHEMA_REGISTRY_URL", "--schema-registry"), KafkaEventSink.Topics.withPrefix(topicsPrefix));
-                    sink = kafka;
+                    ServiceOption.requireAll(kafka, registry);
+                    published = new KafkaEventSink(kafka.value(), registry.value(), KafkaEventSink.Topics.withPrefix(topicsPrefix.value()));
+                    sink = published;
                 }
                 if (p.equals("view")) {
-                    KvRouterClient.Options view = KvRouterClient.Options.defaults(required(redisUrl, "REDIS_URL", "--redis-url"))
+                    KvRouterClient.Options view = KvRouterClient.Options.defaults(redis.value())
                             .withKeyPrefix(viewKeyPrefix);
                     specs.add(new SimRunner.FleetSpec(() -> ViewPolicy.connect(view, balancers), sink));
                 } else {
@@ -160,8 +167,8 @@ public final class FleetOptions {
             out.flush();
             return md;
         } finally {
-            if (kafka != null) {
-                kafka.close();
+            if (published != null) {
+                published.close();
             }
         }
     }
@@ -182,15 +189,6 @@ public final class FleetOptions {
         }
     }
 
-    /** The flag's value, else the environment variable's; a clear error naming both when neither is set. */
-    public static String required(String given, String env, String flag) {
-        String v = given != null ? given : System.getenv(env);
-        if (v == null || v.isBlank()) {
-            throw new IllegalArgumentException("this run needs " + flag + " or $" + env + " (start a stack with './kvr stack up')");
-        }
-        return v;
-    }
-
     /** {@code kvr <command> <args>}, for the report; under {@code kvr}, the parsed args start with the command's own name. */
     static String commandLine(String command, List<String> args) {
         int from = args.indexOf(command);
@@ -198,26 +196,4 @@ public final class FleetOptions {
         return ("kvr " + command + " " + String.join(" ", own)).trim();
     }
 
-    /** "90", "90s", "10m", "1h", "250ms" → seconds. */
-    public static double seconds(String text) {
-        String t = text.trim().toLowerCase(Locale.ROOT);
-        double unit = 1;
-        if (t.endsWith("ms")) {
-            unit = 0.001;
-            t = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("s")) {
-            t = t.substring(0, t.length() - 1);
-        } else if (t.endsWith("m")) {
-            unit = 60;
-            t = t.substring(0, t.length() - 1);
-        } else if (t.endsWith("h")) {
-            unit = 3600;
-            t = t.substring(0, t.length() - 1);
-        }
-        try {
-            return Double.parseDouble(t.trim()) * unit;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("not a duration: '" + text + "' (e.g. 90s, 10m, 1h)");
-        }
-    }
 }

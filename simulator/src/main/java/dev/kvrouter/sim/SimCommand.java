@@ -1,5 +1,6 @@
 package dev.kvrouter.sim;
 
+import dev.kvrouter.common.Durations;
 import dev.kvrouter.sim.workload.SyntheticWorkload;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -39,7 +40,7 @@ public final class SimCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        double seconds = FleetOptions.seconds(duration);
+        double seconds = Durations.seconds(duration);
         SyntheticWorkload.Settings s = SyntheticWorkload.Settings.defaults(seconds, seed).scaled(rateScale);
         SyntheticWorkload w = new SyntheticWorkload(workload, s);
         long n = w.generate().size();

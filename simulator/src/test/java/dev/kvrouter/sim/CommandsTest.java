@@ -65,11 +65,15 @@ class CommandsTest {
     }
 
     @Test
-    void durations() {
-        assertThat(FleetOptions.seconds("90")).isEqualTo(90);
-        assertThat(FleetOptions.seconds("90s")).isEqualTo(90);
-        assertThat(FleetOptions.seconds("10m")).isEqualTo(600);
-        assertThat(FleetOptions.seconds("1h")).isEqualTo(3_600);
-        assertThat(FleetOptions.seconds("250ms")).isEqualTo(0.25);
+    void aDurationWithoutItsUnitIsRefusedSayingWhatToWrite() {
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new SimCommand());
+        cli.setErr(new PrintWriter(err));
+        cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            cmd.getErr().println(e.getMessage());
+            return 1;
+        });
+        assertThat(cli.execute("--duration", "90")).isEqualTo(1);
+        assertThat(err.toString()).contains("not a duration: '90'", "e.g. 500ms, 90s, 10min");
     }
 }

@@ -96,11 +96,11 @@ final class IngestBench {
             RoutingViewConfig config = RoutingViewConfig.from(settings);
             try (KafkaProducer<String, Object> producer = producer(stack)) {
                 for (String engine : w.engineIds) {
-                    producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine, load(engine)));
+                    producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine, load(engine)));
                 }
                 long p0 = System.nanoTime();
                 for (Planned p : plan) {
-                    producer.send(new ProducerRecord<>(config.kvEventsTopic(), p.engine(), p.batch()));
+                    producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), p.engine(), p.batch()));
                 }
                 producer.flush();
                 out.printf("produced the backlog in %.1f s%n", (System.nanoTime() - p0) / 1e9);
@@ -168,7 +168,7 @@ final class IngestBench {
             long now = System.nanoTime();
             while (now >= next) {
                 Planned p = w.batches(1, System.currentTimeMillis()).get(0);
-                producer.send(new ProducerRecord<>(config.kvEventsTopic(), p.engine(), p.batch()));
+                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), p.engine(), p.batch()));
                 if (sent++ % 5 == 0) {
                     pending.add(p);
                 }

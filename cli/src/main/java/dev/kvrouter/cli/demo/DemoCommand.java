@@ -1,5 +1,6 @@
 package dev.kvrouter.cli.demo;
 
+import dev.kvrouter.common.Durations;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.config.RoutingViewOptions;
 import dev.kvrouter.jobs.view.RoutingViewJob;
@@ -91,7 +92,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** The demo on a given stack; the report goes to {@code --out}, else a new folder under {@code demoDir}. Returns the exit code. */
     int run(StackAddresses stack, Path demoDir) throws Exception {
-        double seconds = FleetOptions.seconds(duration);
+        double seconds = Durations.seconds(duration);
         if (seconds < 20 || seconds > 3600) {
             throw new IllegalArgumentException("--duration must be between 20s and 1h, was " + duration);
         }
@@ -114,14 +115,14 @@ public final class DemoCommand implements Callable<Integer> {
         RoutingViewJob.wire(env, config);
         JobClient job = env.executeAsync("kv-router demo " + run);
         System.err.printf("kvr demo: the routing-view job is running (topics %s*, Redis keys %s*)%n", topics, viewPrefix);
-        try (LiveRatios live = new LiveRatios(stack, config.classRatiosTopic(), config.alertsTopic(), RATIOS_WINDOW, System.out)) {
+        try (LiveRatios live = new LiveRatios(stack, config.kafka().classRatiosTopic(), config.kafka().alertsTopic(), RATIOS_WINDOW, System.out)) {
             live.start();
             int exit = new CommandLine(new SimCommand()).execute(simArgs(stack, topics, viewPrefix, runDir, seconds));
             // The last requests' window closes one window after they finish: show it before stopping.
             live.awaitWindowAfter(System.currentTimeMillis(), RATIOS_WINDOW.plusSeconds(5));
             System.out.println();
             System.out.println("kvr demo: done. The run's topics (" + topics + "*) stay in Kafka for a look; the view expires from "
-                    + "Redis within " + config.viewTtl().toSeconds() + " s of the job stopping.");
+                    + "Redis within " + config.view().ttl().toSeconds() + " s of the job stopping.");
             return exit;
         } finally {
             job.cancel().get(60, TimeUnit.SECONDS);

@@ -18,18 +18,18 @@ class DemoCommandTest {
     @Test
     void theJobsSettingsAreAValidConfigurationWithShortWindows() {
         RoutingViewConfig c = RoutingViewConfig.from(DemoCommand.jobSettings(STACK, "demo-x.", "demo-x:", "demo-x", Path.of("/tmp/d")));
-        assertThat(c.classRatiosTopic()).isEqualTo("demo-x.kvr.class-ratios");
-        assertThat(c.viewKeyPrefix()).isEqualTo("demo-x:");
-        assertThat(c.ratiosWindow()).hasSeconds(10);
-        assertThat(c.deadAfter()).hasSeconds(8);
-        assertThat(c.checkpointDir()).isEqualTo("file:///tmp/d/checkpoints");
+        assertThat(c.kafka().classRatiosTopic()).isEqualTo("demo-x.kvr.class-ratios");
+        assertThat(c.view().keyPrefix()).isEqualTo("demo-x:");
+        assertThat(c.ratios().window()).hasSeconds(10);
+        assertThat(c.engines().deadAfter()).hasSeconds(8);
+        assertThat(c.runtime().checkpointDir()).isEqualTo("file:///tmp/d/checkpoints");
     }
 
     @Test
     void theSimulatorTakesTheDemosArgumentsWithFailuresScaledToTheRun() {
         DemoCommand demo = new DemoCommand();
         new CommandLine(demo).parseArgs("--duration", "2m", "--engines", "4");
-        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), dev.kvrouter.sim.FleetOptions.seconds(demo.duration));
+        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), dev.kvrouter.common.Durations.seconds(demo.duration));
         List<String> list = List.of(args);
         assertThat(list).containsSequence("--duration", "120s").containsSequence("--engines", "4")
                 .containsSequence("--rate-scale", "0.500").containsSequence("--publish", "view").containsSequence("--speed", "1")

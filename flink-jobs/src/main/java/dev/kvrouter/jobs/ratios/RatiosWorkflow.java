@@ -79,7 +79,7 @@ public final class RatiosWorkflow {
         KeySelector<RoutingDecision, String> decisionId = RoutingDecision::getRequestId;
         KeySelector<RequestOutcome, String> outcomeId = RequestOutcome::getRequestId;
         SingleOutputStreamOperator<JoinedRequest> joined = decisions.keyBy(decisionId).connect(outcomes.keyBy(outcomeId))
-                .process(new DecisionOutcomeJoin(config.ratiosJoinBound().toMillis()))
+                .process(new DecisionOutcomeJoin(config.ratios().joinBound().toMillis()))
                 .returns(TypeInformation.of(JoinedRequest.class)).name("join decisions and outcomes").uid("join-requests");
         DataStream<JoinedRequest> unmatched = joined.getSideOutput(DecisionOutcomeJoin.UNMATCHED_DECISIONS)
                 .map(RatiosWorkflow::decisionOnly).returns(TypeInformation.of(JoinedRequest.class)).name("unmatched decisions")
@@ -87,21 +87,21 @@ public final class RatiosWorkflow {
                         .map(RatiosWorkflow::outcomeOnly).returns(TypeInformation.of(JoinedRequest.class)).name("unmatched outcomes"));
 
         SingleOutputStreamOperator<JoinedRequest> classed = joined.union(unmatched)
-                .process(new ClassAssigner(config.sketchCapacity(), config.hotAt(), config.warmAt(),
-                        config.replicasInterval().toMillis(), config.replicasPrefixBlocks()))
+                .process(new ClassAssigner(config.ratios().sketchCapacity(), config.ratios().hotAt(), config.ratios().warmAt(),
+                        config.replicas().interval().toMillis(), config.replicas().prefixBlocks()))
                 .returns(TypeInformation.of(JoinedRequest.class)).setParallelism(1).name("prefix classes").uid("prefix-classes");
 
         KeySelector<JoinedRequest, String> byClass = r -> r.prefixClass;
-        int blockTokens = config.chunkTokens();
+        int blockTokens = config.view().chunkTokens();
         DataStream<ClassRatios> tumbling = classed.keyBy(byClass)
-                .window(TumblingProcessingTimeWindows.of(config.ratiosWindow()))
-                .aggregate(new ClassRatiosAggregate(blockTokens, config.usdPerMillionInput()), new ClassWindow(WindowKind.TUMBLING),
+                .window(TumblingProcessingTimeWindows.of(config.ratios().window()))
+                .aggregate(new ClassRatiosAggregate(blockTokens, config.cost().usdPerMillionInput()), new ClassWindow(WindowKind.TUMBLING),
                         TypeInformation.of(RatioAccumulator.class), TypeInformation.of(ClassRatios.class),
                         TypeInformation.of(ClassRatios.class))
                 .name("ratios, tumbling").uid("ratios-tumbling");
         DataStream<ClassRatios> sliding = classed.keyBy(byClass)
-                .window(SlidingProcessingTimeWindows.of(config.ratiosSlidingWindow(), config.ratiosSlide()))
-                .aggregate(new ClassRatiosAggregate(blockTokens, config.usdPerMillionInput()), new ClassWindow(WindowKind.SLIDING),
+                .window(SlidingProcessingTimeWindows.of(config.ratios().slidingWindow(), config.ratios().slide()))
+                .aggregate(new ClassRatiosAggregate(blockTokens, config.cost().usdPerMillionInput()), new ClassWindow(WindowKind.SLIDING),
                         TypeInformation.of(RatioAccumulator.class), TypeInformation.of(ClassRatios.class),
                         TypeInformation.of(ClassRatios.class))
                 .name("ratios, sliding").uid("ratios-sliding");
@@ -109,7 +109,7 @@ public final class RatiosWorkflow {
         ratios.sinkTo(sinks.ratios()).name("ratios topic").uid("sink-ratios");
         KeySelector<ClassRatios, String> ratiosClass = r -> r.getPrefixClass();
         SingleOutputStreamOperator<ViewWrite> policy = tumbling.keyBy(ratiosClass)
-                .process(new ClassPolicy(new AffinitySwitch(config.affinityOffBelow(), config.affinityOnAbove(), config.affinityMinRequests())))
+                .process(new ClassPolicy(new AffinitySwitch(config.ratios().affinityOffBelow(), config.ratios().affinityOnAbove(), config.ratios().affinityMinRequests())))
                 .returns(TypeInformation.of(ViewWrite.class)).name("class affinity").uid("class-affinity");
         KeySelector<RoutingDecision, String> decisionClient = RoutingDecision::getClientId;
         KeySelector<JoinedRequest, String> doneClient = r -> r.clientId;
@@ -120,8 +120,8 @@ public final class RatiosWorkflow {
                         .filter(r -> r.clientId != null).name("completions with a client").keyBy(doneClient))
                 .process(new ClientInflight()).returns(TypeInformation.of(ViewWrite.class))
                 .name("clients in flight").uid("clients-in-flight");
-        double stalenessAbove = config.alertStalenessAbove();
-        int minRouted = config.affinityMinRequests();
+        double stalenessAbove = config.ratios().alertStalenessAbove();
+        int minRouted = config.ratios().affinityMinRequests();
         KeySelector<AlertObservation, String> alertKey = AlertObservation::key;
         tumbling.map(r -> AlertObservation.of("STALE_VIEW", r.getPrefixClass(), r.getStalenessRatio(), stalenessAbove,
                         r.getAffinityRouted() >= minRouted && r.getStalenessRatio() > stalenessAbove,
@@ -136,8 +136,8 @@ public final class RatiosWorkflow {
         ratios.map(RatiosWorkflow::latest).returns(TypeInformation.of(ViewWrite.class)).name("latest ratios").uid("latest-ratios")
                 .union(policy, clients)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
-        int chunkTokens = config.chunkTokens();
-        int tagDepth = config.tagDepth();
+        int chunkTokens = config.view().chunkTokens();
+        int tagDepth = config.view().tagDepth();
         DataStream<LocationUpdate> confirmations = joined
                 .flatMap((JoinedRequest r, Collector<LocationUpdate> out) -> confirmations(r, chunkTokens, tagDepth, out))
                 .returns(TypeInformation.of(LocationUpdate.class)).name("cached blocks confirmed").uid("confirmations");

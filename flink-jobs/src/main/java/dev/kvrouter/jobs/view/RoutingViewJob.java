@@ -4,6 +4,7 @@ import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineStateChange;
+import dev.kvrouter.jobs.config.KafkaSettings;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.config.RoutingViewOptions;
 import dev.kvrouter.jobs.io.DecodeFunction;
@@ -89,22 +90,22 @@ public final class RoutingViewJob {
         // Chained operators hand records over without a copy (+13 % ingest drain, BENCHMARKS.md ingest run K). Safe
         // because every function emits new objects and leaves what it reads unchanged: keep it so.
         conf.set(PipelineOptions.OBJECT_REUSE, true);
-        if (!config.stateBackend().isBlank()) {
-            conf.set(org.apache.flink.configuration.StateBackendOptions.STATE_BACKEND, config.stateBackend());
-            conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, "rocksdb".equals(config.stateBackend()));
+        if (!config.runtime().stateBackend().isBlank()) {
+            conf.set(org.apache.flink.configuration.StateBackendOptions.STATE_BACKEND, config.runtime().stateBackend());
+            conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, "rocksdb".equals(config.runtime().stateBackend()));
         }
-        if (!config.checkpointDir().isBlank()) {
+        if (!config.runtime().checkpointDir().isBlank()) {
             conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, config.checkpointDir());
+            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, config.runtime().checkpointDir());
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         recoveryDefaults(env.getConfiguration(), conf);
         env.configure(conf);
         // At-least-once: every output is idempotent (full values in Redis, keyed changelogs), so
         // checkpoint barriers need no alignment, which would hold back the faster inputs.
-        env.enableCheckpointing(config.checkpointInterval().toMillis(), org.apache.flink.core.execution.CheckpointingMode.AT_LEAST_ONCE);
-        env.setParallelism(config.parallelism());
-        env.setBufferTimeout(config.bufferTimeout().toMillis());
+        env.enableCheckpointing(config.runtime().checkpointInterval().toMillis(), org.apache.flink.core.execution.CheckpointingMode.AT_LEAST_ONCE);
+        env.setParallelism(config.runtime().parallelism());
+        env.setBufferTimeout(config.runtime().bufferTimeout().toMillis());
         return env;
     }
 
@@ -133,23 +134,23 @@ public final class RoutingViewJob {
 
     /** The Kafka sources, the Redis and Kafka sinks, around the workflow. */
     public static void wire(StreamExecutionEnvironment env, RoutingViewConfig config) {
-        DataStream<RawRecord> kvEvents = env.fromSource(source(config, config.kvEventsTopic()),
+        DataStream<RawRecord> kvEvents = env.fromSource(source(config.kafka(), config.kafka().kvEventsTopic()),
                 WatermarkStrategy.noWatermarks(), "kv events").uid("source-kv-events");
-        DataStream<RawRecord> loads = env.fromSource(source(config, config.engineLoadTopic()),
+        DataStream<RawRecord> loads = env.fromSource(source(config.kafka(), config.kafka().engineLoadTopic()),
                 WatermarkStrategy.noWatermarks(), "engine load").uid("source-engine-load");
-        DataStream<RawRecord> decisions = env.fromSource(source(config, config.routingDecisionsTopic()),
+        DataStream<RawRecord> decisions = env.fromSource(source(config.kafka(), config.kafka().routingDecisionsTopic()),
                 WatermarkStrategy.noWatermarks(), "routing decisions").uid("source-routing-decisions");
-        DataStream<RawRecord> outcomes = env.fromSource(source(config, config.requestOutcomesTopic()),
+        DataStream<RawRecord> outcomes = env.fromSource(source(config.kafka(), config.kafka().requestOutcomesTopic()),
                 WatermarkStrategy.noWatermarks(), "request outcomes").uid("source-request-outcomes");
         // The ratios first: the hot prefixes they find feed the view's replica planner, and the
         // cached blocks each request found confirm the view's entries.
-        DecodeFunction.Decoder decoder = DecodeFunction.registry(config.schemaRegistryUrl());
+        DecodeFunction.Decoder decoder = DecodeFunction.registry(config.kafka().schemaRegistryUrl());
         RatiosWorkflow.Outputs fromRequests = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes, decoder),
                 new RatiosWorkflow.Sinks(
-                kafkaSink(config, config.classRatiosTopic(), ClassRatios.class,
+                kafkaSink(config.kafka(), config.kafka().classRatiosTopic(), ClassRatios.class,
                         r -> r.getPrefixClass().getBytes(StandardCharsets.UTF_8)),
                 viewSink(config),
-                kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
+                kafkaSink(config.kafka(), config.kafka().deadLetterTopic(), DeadLetter.class,
                         d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
                 alertsSink(config)));
 
@@ -159,19 +160,19 @@ public final class RoutingViewJob {
                         viewResyncs(env, config), decoder),
                 new RoutingViewWorkflow.Sinks(
                 view,
-                kafkaSink(config, config.viewChangelogTopic(), ViewChange.class,
+                kafkaSink(config.kafka(), config.kafka().viewChangelogTopic(), ViewChange.class,
                         c -> (ViewLayout.hex(c.getBlockHash()) + "/" + c.getEngineId()).getBytes(StandardCharsets.UTF_8)),
-                kafkaSink(config, config.engineStateTopic(), EngineStateChange.class,
+                kafkaSink(config.kafka(), config.kafka().engineStateTopic(), EngineStateChange.class,
                         s -> s.getEngine().getBytes(StandardCharsets.UTF_8)),
-                kafkaSink(config, config.deadLetterTopic(), DeadLetter.class,
+                kafkaSink(config.kafka(), config.kafka().deadLetterTopic(), DeadLetter.class,
                         d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
                 alertsSink(config),
-                kafkaSink(config, config.replicationRecommendationsTopic(), ReplicationRecommendation.class,
+                kafkaSink(config.kafka(), config.kafka().replicationRecommendationsTopic(), ReplicationRecommendation.class,
                         r -> ViewLayout.hex(r.getRootBlock()).getBytes(StandardCharsets.UTF_8))));
     }
 
     static KafkaSink<Alert> alertsSink(RoutingViewConfig config) {
-        return kafkaSink(config, config.alertsTopic(), Alert.class,
+        return kafkaSink(config.kafka(), config.kafka().alertsTopic(), Alert.class,
                 a -> (a.getKind() + "/" + a.getSubject()).getBytes(StandardCharsets.UTF_8));
     }
 
@@ -192,48 +193,48 @@ public final class RoutingViewJob {
     }
 
     static RedisViewSinkOptions viewSinkOptions(RoutingViewConfig config) {
-        return RedisViewSinkOptions.defaults(config.redisUrl())
-                .withKeyPrefix(config.viewKeyPrefix())
-                .withView(config.chunkTokens(), config.tagDepth(), config.busyFactor(), config.confidenceFloor(),
-                        config.viewTtl().toMillis())
-                .withClientCap(config.clientCap(), config.clientMinInflight())
-                .withFlushInterval(config.viewFlushInterval().toMillis())
+        return RedisViewSinkOptions.defaults(config.view().redisUrl())
+                .withKeyPrefix(config.view().keyPrefix())
+                .withView(config.view().chunkTokens(), config.view().tagDepth(), config.view().busyFactor(), config.view().confidenceFloor(),
+                        config.view().ttl().toMillis())
+                .withClientCap(config.view().clientCap(), config.view().clientMinInflight())
+                .withFlushInterval(config.view().flushInterval().toMillis())
                 .withMeta(metaFigures(config));
     }
 
     /** The cost model's figures for pick's cost view and the reservations' life (redis-sink/README.md). */
     static Map<String, String> metaFigures(RoutingViewConfig config) {
-        var model = config.costModel();
+        var model = config.cost().model();
         return Map.of(
-                "reservation_ttl_ms", Long.toString(config.reservationTtl().toMillis()),
+                "reservation_ttl_ms", Long.toString(config.view().reservationTtl().toMillis()),
                 "kv_bytes_per_token", Long.toString(model.kvBytes(1)),
                 "prefill_tokens_per_s", Double.toString(model.prefillTokensPerS()),
                 "fabric_bytes_per_s", Double.toString(model.fabricBytesPerS()),
                 "usd_per_million_input", Double.toString(model.usdPerMillionInput()),
-                "uncached_prefill_weight", Double.toString(config.costUncachedPrefillWeight()));
+                "uncached_prefill_weight", Double.toString(config.cost().uncachedPrefillWeight()));
     }
 
-    static KafkaSource<RawRecord> source(RoutingViewConfig config, String topic) {
+    static KafkaSource<RawRecord> source(KafkaSettings kafka, String topic) {
         return KafkaSource.<RawRecord>builder()
-                .setBootstrapServers(config.kafkaBootstrap())
+                .setBootstrapServers(kafka.bootstrap())
                 .setTopics(topic)
-                .setGroupId(config.groupId())
-                .setStartingOffsets(OffsetsInitializer.committedOffsets("earliest".equals(config.startingOffsets())
+                .setGroupId(kafka.groupId())
+                .setStartingOffsets(OffsetsInitializer.committedOffsets("earliest".equals(kafka.startingOffsets())
                         ? OffsetResetStrategy.EARLIEST : OffsetResetStrategy.LATEST))
                 .setDeserializer(new RawRecordDeserializer())
                 .build();
     }
 
-    static <T extends SpecificRecord> KafkaSink<T> kafkaSink(RoutingViewConfig config, String topic, Class<T> type,
+    static <T extends SpecificRecord> KafkaSink<T> kafkaSink(KafkaSettings kafka, String topic, Class<T> type,
                                                             SerializationSchema<T> key) {
-        Map<String, String> registry = Map.of(RegistrySettings.URL, config.schemaRegistryUrl());
+        Map<String, String> registry = Map.of(RegistrySettings.URL, kafka.schemaRegistryUrl());
         // Analysis outputs, one record per view change: batch them (linger) rather than wake the
         // producer's sender thread for every record.
         java.util.Properties producer = new java.util.Properties();
         producer.setProperty("linger.ms", "20");
         producer.setProperty("batch.size", Integer.toString(256 * 1024));
         return KafkaSink.<T>builder()
-                .setBootstrapServers(config.kafkaBootstrap())
+                .setBootstrapServers(kafka.bootstrap())
                 .setKafkaProducerConfig(producer)
                 .setRecordSerializer(KafkaRecordSerializationSchema.<T>builder()
                         .setTopic(topic)

@@ -72,7 +72,7 @@ public final class RoutingViewWorkflow {
     private RoutingViewWorkflow() {}
 
     public static void build(RoutingViewConfig config, Sources sources, Sinks sinks) {
-        Validation validation = new Validation(config);
+        Validation validation = new Validation(config.limits(), config.view().chunkTokens());
         DecodeFunction.Check<KvEventBatch> kvCheck = validation::check;
         DecodeFunction.Check<EngineLoad> loadCheck = validation::check;
 
@@ -93,7 +93,7 @@ public final class RoutingViewWorkflow {
         KeySelector<EngineLoad, String> loadEngine = l -> EngineTracker.engineKey(l.getEngineId(), l.getDataParallelRank());
         SingleOutputStreamOperator<LocationUpdate> updates = batches.keyBy(batchEngine)
                 .connect(loads.keyBy(loadEngine))
-                .process(new EngineTracker(config))
+                .process(new EngineTracker(config.view(), config.engines()))
                 .returns(TypeInformation.of(LocationUpdate.class))
                 .name("engines").uid("engine-tracker");
         DataStream<EngineStatus> status = updates.getSideOutput(EngineTracker.ENGINE_STATUS);
@@ -102,7 +102,7 @@ public final class RoutingViewWorkflow {
         KeySelector<EngineStatus, String> statusEngine = s -> s.engine;
         KeySelector<LocationUpdate, String> usedOn = u -> u.engine;
         DataStream<LocationUpdate> confirmed = status.keyBy(statusEngine).connect(sources.confirmations().keyBy(usedOn))
-                .process(new UseConfirmer(config.lifetimesToFloor())).returns(TypeInformation.of(LocationUpdate.class))
+                .process(new UseConfirmer(config.view().lifetimesToFloor())).returns(TypeInformation.of(LocationUpdate.class))
                 .name("confirm cached blocks").uid("use-confirmer");
         DataStream<BlockInput> blockInputs = updates.union(confirmed)
                 .map(BlockInput::of).returns(TypeInformation.of(BlockInput.class)).name("location updates").uid("block-input-updates")
@@ -120,11 +120,11 @@ public final class RoutingViewWorkflow {
         // Dead engines leave the engine table; pick then ignores every entry of theirs.
         KeySelector<RequestSample, String> sampledOn = p -> p.engine;
         DataStream<ViewWrite> engineWrites = status.keyBy(statusEngine).connect(sources.engineSpeeds().keyBy(sampledOn))
-                .process(new EngineTable(config.costPrefillTokensPerS())).returns(TypeInformation.of(ViewWrite.class))
+                .process(new EngineTable(config.cost().prefillTokensPerS())).returns(TypeInformation.of(ViewWrite.class))
                 .name("engine table").uid("engine-table");
         KeySelector<EngineStatus, String> fleet = s -> FleetLoad.FLEET;
         SingleOutputStreamOperator<ViewWrite> fleetWrites = status.keyBy(fleet)
-                .process(new FleetLoad(1_000, config.busyFactor())).returns(TypeInformation.of(ViewWrite.class))
+                .process(new FleetLoad(1_000, config.view().busyFactor())).returns(TypeInformation.of(ViewWrite.class))
                 .name("fleet load").uid("fleet-load");
         KeySelector<AlertObservation, String> alertKey = AlertObservation::key;
         fleetWrites.getSideOutput(FleetLoad.HOT_ENGINES).keyBy(alertKey)
@@ -133,7 +133,7 @@ public final class RoutingViewWorkflow {
         KeySelector<HotPrefix, String> hotFleet = p -> FleetLoad.FLEET;
         blockWrites.getSideOutput(PrefixLocationTable.HOT_PREFIXES).keyBy(hotFleet)
                 .connect(status.keyBy(fleet))
-                .process(new ReplicaPlanner(config.replicasMin(), config.replicasMax(), config.busyFactor()))
+                .process(new ReplicaPlanner(config.replicas().min(), config.replicas().max(), config.view().busyFactor()))
                 .returns(TypeInformation.of(ReplicationRecommendation.class)).name("replica targets").uid("replica-planner")
                 .sinkTo(sinks.recommendations()).name("replication recommendations topic").uid("sink-replication-recommendations");
         blockWrites.union(engineWrites, fleetWrites).sinkTo(sinks.view()).name("redis view").uid("sink-redis-view");

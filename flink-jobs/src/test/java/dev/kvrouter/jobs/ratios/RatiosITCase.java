@@ -65,7 +65,7 @@ class RatiosITCase {
         RoutingViewJob.wire(env, config);
         JobClient job = env.executeAsync("ratios");
         try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
-             KafkaConsumer<String, ClassRatios> consumer = consumer(stack, config.classRatiosTopic())) {
+             KafkaConsumer<String, ClassRatios> consumer = consumer(stack, config.kafka().classRatiosTopic())) {
             // Warm the pipeline up, then start the measured requests just after a window opens.
             send(producer, config, decision("w1", "warmup", 0), outcome("w1", "e1", 0, 0, 10));
             await(consumer, r -> "warmup".equals(r.getPrefixClass()));
@@ -76,8 +76,8 @@ class RatiosITCase {
             send(producer, config, decision("a2", "app-a", 4), outcome("a2", "e1", 32, 0, 200));
             send(producer, config, decision("a3", "app-a", 2), outcome("a3", "e2", 0, 0, 300));
             send(producer, config, decision("a4", "app-a", 0), outcome("a4", "e2", 0, 512, 400));
-            producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), "lost", decision("lost", "app-a", 1))).get();
-            producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), "orphan", outcome("orphan", "e9", 0, 0, 5))).get();
+            producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), "lost", decision("lost", "app-a", 1))).get();
+            producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), "orphan", outcome("orphan", "e9", 0, 0, 5))).get();
 
             ClassRatios r = await(consumer, x -> "app-a".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.TUMBLING
                     && x.getRequests() > 0);
@@ -99,13 +99,13 @@ class RatiosITCase {
             assertThat(await(consumer, x -> "app-a".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.SLIDING
                     && x.getRequests() == 4).getAffinityHitRate()).isEqualTo(0.5);
 
-            String classes = new ViewLayout(config.viewKeyPrefix()).classesKey();
+            String classes = new ViewLayout(config.view().keyPrefix()).classesKey();
             RedisClient redis = RedisClient.create(stack.redisUrl());
             try (StatefulRedisConnection<String, String> c = redis.connect()) {
                 // The topic and Redis are separate sinks: Redis may be a flush behind.
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 String latest;
-                while ((latest = c.sync().hget(config.viewKeyPrefix() + "ratios", "app-a/sliding")) == null) {
+                while ((latest = c.sync().hget(config.view().keyPrefix() + "ratios", "app-a/sliding")) == null) {
                     assertThat(System.nanoTime()).as("latest sliding ratios of app-a in Redis").isLessThan(deadline);
                     Thread.sleep(50);
                 }
@@ -141,15 +141,15 @@ class RatiosITCase {
                 for (String id : List.of("c1", "c2", "c3")) {
                     RoutingDecision d = decision(id, "chat", 0);
                     d.setClientId("burst");
-                    producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), id, d)).get();
+                    producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), id, d)).get();
                 }
-                awaitValue(c, config.viewKeyPrefix() + "clients", "burst", "e1=3");
-                producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), "c1", outcome("c1", "e1", 0, 0, 10))).get();
-                producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), "c2", outcome("c2", "e1", 0, 0, 10))).get();
-                awaitValue(c, config.viewKeyPrefix() + "clients", "burst", "e1=1");
+                awaitValue(c, config.view().keyPrefix() + "clients", "burst", "e1=3");
+                producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), "c1", outcome("c1", "e1", 0, 0, 10))).get();
+                producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), "c2", outcome("c2", "e1", 0, 0, 10))).get();
+                awaitValue(c, config.view().keyPrefix() + "clients", "burst", "e1=1");
 
                 // Alerts: app-a's staleness (2 of 3) is over 20 %; batch's affinity went off, then on.
-                try (KafkaConsumer<String, Alert> alerts = consumer(stack, config.alertsTopic())) {
+                try (KafkaConsumer<String, Alert> alerts = consumer(stack, config.kafka().alertsTopic())) {
                     List<Alert> got = new ArrayList<>();
                     long alertsDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     while (got.stream().noneMatch(a -> a.getKind() == AlertKind.AFFINITY_NOT_PAYING && !a.getFiring())
@@ -207,8 +207,8 @@ class RatiosITCase {
 
     private static void send(KafkaProducer<String, Object> producer, RoutingViewConfig config, RoutingDecision d, RequestOutcome o)
             throws Exception {
-        producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), d.getRequestId(), d)).get();
-        producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), o.getRequestId(), o)).get();
+        producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), d.getRequestId(), d)).get();
+        producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), o.getRequestId(), o)).get();
     }
 
     /** A decision that says what the best holder matched. */

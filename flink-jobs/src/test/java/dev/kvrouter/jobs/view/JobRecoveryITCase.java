@@ -73,7 +73,7 @@ class JobRecoveryITCase {
             JobClient job = start(config, null);
             FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
             List<int[]> prompts = prompts(21, PROMPTS, BLOCKS_PER_PROMPT);
-            ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
+            ViewLayout layout = new ViewLayout(config.view().keyPrefix());
             RedisClient client = RedisClient.create(redis.url());
             try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
                  Heartbeats alive = new Heartbeats(producer, config, engine);
@@ -81,7 +81,7 @@ class JobRecoveryITCase {
                 RedisCommands<String, String> sync = connection.sync();
                 List<int[]> firstHalf = prompts.subList(0, PROMPTS / 2);
                 store(producer, config, engine, firstHalf);
-                Set<String> half = ViewTestSupport.entriesOf(layout, engine.id, firstHalf, config.tagDepth());
+                Set<String> half = ViewTestSupport.entriesOf(layout, engine.id, firstHalf, config.view().tagDepth());
                 awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(half), "the first half in the view");
                 long checkpoints = completedCheckpoints(flink, job);
                 awaitTrue(() -> completedCheckpoints(flink, job) >= checkpoints + 2, "two more checkpoints");
@@ -90,7 +90,7 @@ class JobRecoveryITCase {
                 flink.startTaskManager();
                 store(producer, config, engine, prompts.subList(PROMPTS / 2, PROMPTS));
 
-                Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.tagDepth());
+                Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
                 awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean),
                         "every entry of the clean run, and no other");
                 assertThat(maxAttempt(flink, job)).as("the job did restart: the fault happened").isPositive();
@@ -116,14 +116,14 @@ class JobRecoveryITCase {
             JobClient job = start(config, null);
             FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
             List<int[]> prompts = prompts(24, 1_250, 16);
-            ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
-            Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.tagDepth());
+            ViewLayout layout = new ViewLayout(config.view().keyPrefix());
+            Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
             RedisClient client = RedisClient.create(redis.url());
             try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
                  Heartbeats alive = new Heartbeats(producer, config, engine);
                  StatefulRedisConnection<String, String> connection = client.connect();
                  KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redis.url())
-                         .withKeyPrefix(config.viewKeyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
+                         .withKeyPrefix(config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
                 RedisCommands<String, String> sync = connection.sync();
                 store(producer, config, engine, prompts);
                 awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean), "the view");
@@ -162,8 +162,8 @@ class JobRecoveryITCase {
             JobClient first = start(config, null);
             FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
             List<int[]> prompts = prompts(22, PROMPTS, BLOCKS_PER_PROMPT);
-            ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
-            Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.tagDepth());
+            ViewLayout layout = new ViewLayout(config.view().keyPrefix());
+            Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
             RedisClient client = RedisClient.create(redis.url());
             JobClient second = null;
             try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
@@ -206,7 +206,7 @@ class JobRecoveryITCase {
             JobClient job = start(config, null);
             FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
             List<int[]> prompts = prompts(23, 20, BLOCKS_PER_PROMPT);
-            ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
+            ViewLayout layout = new ViewLayout(config.view().keyPrefix());
             RedisClient client = RedisClient.create(redis.url());
             try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
                  KafkaProducer<String, byte[]> raw = new KafkaProducer<>(Map.of(
@@ -218,12 +218,12 @@ class JobRecoveryITCase {
                  StatefulRedisConnection<String, String> connection = client.connect()) {
                 byte[] twoMiB = new byte[2 * 1024 * 1024];
                 java.util.Arrays.fill(twoMiB, (byte) '{');
-                raw.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, twoMiB)).get();
+                raw.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, twoMiB)).get();
                 store(producer, config, engine, prompts); // after it, on the same partition
-                Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.tagDepth());
+                Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
                 awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(connection.sync(), layout)).equals(clean),
                         "the batches after the oversize record in the view");
-                try (KafkaConsumer<String, DeadLetter> consumer = ViewTestSupport.consumer(stack, "it-oversize-dlq", config.deadLetterTopic())) {
+                try (KafkaConsumer<String, DeadLetter> consumer = ViewTestSupport.consumer(stack, "it-oversize-dlq", config.kafka().deadLetterTopic())) {
                     List<DeadLetter> letters = new ArrayList<>();
                     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
                     while (letters.isEmpty() && System.nanoTime() < deadline) {
@@ -232,7 +232,7 @@ class JobRecoveryITCase {
                     assertThat(letters).singleElement().satisfies(d -> {
                         assertThat(d.getTruncated()).isTrue();
                         assertThat(d.getRawValueBytes()).isEqualTo(twoMiB.length);
-                        assertThat(d.getSourceTopic()).isEqualTo(config.kvEventsTopic());
+                        assertThat(d.getSourceTopic()).isEqualTo(config.kafka().kvEventsTopic());
                     });
                 }
                 assertThat(maxAttempt(flink, job)).as("no task restarted").isZero();
@@ -249,7 +249,7 @@ class JobRecoveryITCase {
                 java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
 
         Heartbeats(KafkaProducer<String, Object> producer, RoutingViewConfig config, FakeEngine engine) {
-            timer.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine.id, engine.load(0, 1))),
+            timer.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine.id, engine.load(0, 1))),
                     0, 500, TimeUnit.MILLISECONDS);
         }
 
@@ -288,7 +288,7 @@ class JobRecoveryITCase {
         for (int i = 0; i < prompts.size(); i += 20) {
             Object[] events = prompts.subList(i, Math.min(prompts.size(), i + 20)).stream()
                     .map(p -> engine.stored(p, 0, p.length / 16)).toArray();
-            producer.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, engine.batch(events)));
+            producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(events)));
         }
         producer.flush();
     }
@@ -313,7 +313,7 @@ class JobRecoveryITCase {
     /** The engine's health changes as the engine-state topic has them, read to its end. */
     private static List<EngineHealth> healthChanges(StackAddresses stack, RoutingViewConfig config, String engine) {
         List<EngineHealth> health = new ArrayList<>();
-        try (KafkaConsumer<String, EngineStateChange> consumer = ViewTestSupport.consumer(stack, "it-health", config.engineStateTopic())) {
+        try (KafkaConsumer<String, EngineStateChange> consumer = ViewTestSupport.consumer(stack, "it-health", config.kafka().engineStateTopic())) {
             long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
             while (System.nanoTime() < deadline) {
                 consumer.poll(Duration.ofMillis(200)).forEach(r -> {

@@ -51,14 +51,14 @@ class RedisOutageITCase {
         // The balancer reads Redis directly; only the job's connection goes through the proxy.
         try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
              KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
-                     .withKeyPrefix(config.viewKeyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
-            producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine.id, engine.load(0, 1))).get();
-            producer.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, engine.batch(engine.stored(before, 0, 2)))).get();
+                     .withKeyPrefix(config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
+            producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine.id, engine.load(0, 1))).get();
+            producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(before, 0, 2)))).get();
             long[] beforeChain = hasher.chain(FakeEngine.MODEL, null, before, List.of());
             ViewTestSupport.await(() -> router.pick(beforeChain), p -> p.matchedBlocks() == 2);
 
             proxy.close(); // Redis is gone for the job
-            producer.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, engine.batch(engine.stored(during, 0, 2)))).get();
+            producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(during, 0, 2)))).get();
             Thread.sleep(2_000);
             long[] duringChain = hasher.chain(FakeEngine.MODEL, null, during, List.of());
             assertThat(router.pick(duringChain).matchedBlocks()).as("nothing can reach Redis yet").isZero();

@@ -53,18 +53,18 @@ class RoutingViewClusterITCase {
             long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
             try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
                  KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redis.url())
-                         .withKeyPrefix(config.viewKeyPrefix()).observing().withMaxViewAge(Duration.ofSeconds(30)))) {
+                         .withKeyPrefix(config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofSeconds(30)))) {
                 for (FakeEngine e : List.of(a, b)) {
-                    producer.send(new ProducerRecord<>(config.engineLoadTopic(), e.id, e.load(0, 1))).get();
+                    producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), e.id, e.load(0, 1))).get();
                 }
-                producer.send(new ProducerRecord<>(config.kvEventsTopic(), a.id, a.batch(a.stored(prompt, 0, 4)))).get();
-                producer.send(new ProducerRecord<>(config.kvEventsTopic(), b.id, b.batch(b.stored(prompt, 0, 2)))).get();
+                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), a.id, a.batch(a.stored(prompt, 0, 4)))).get();
+                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), b.id, b.batch(b.stored(prompt, 0, 2)))).get();
 
                 Pick p = await(router, chain, x -> x.matchedBlocks() == 4);
                 assertThat(p).extracting(Pick::engineId, Pick::reason, Pick::source)
                         .containsExactly(a.id, "AFFINITY", KvRouterClient.Source.VIEW);
 
-                producer.send(new ProducerRecord<>(config.kvEventsTopic(), a.id, a.batch(a.removed(prompt, 1, 4)))).get();
+                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), a.id, a.batch(a.removed(prompt, 1, 4)))).get();
                 Pick after = await(router, chain, x -> x.engineId().equals(b.id));
                 assertThat(after.matchedBlocks()).isEqualTo(2);
             } finally {

@@ -3,6 +3,7 @@ package dev.kvrouter.jobs.view;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvrouter.jobs.config.Declared;
 import dev.kvrouter.jobs.config.RoutingViewConfig;
 import dev.kvrouter.jobs.config.RoutingViewOptions;
 import java.time.Duration;
@@ -15,11 +16,11 @@ class RoutingViewConfigTest {
     @Test
     void defaultsNeedOnlyTheThreeAddresses() {
         RoutingViewConfig c = TestConfigs.with();
-        assertThat(c.chunkTokens()).isEqualTo(16);
-        assertThat(c.kvEventsTopic()).isEqualTo("kvr.kv-events");
-        assertThat(c.viewTtl()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(c.lifetimesToFloor()).isCloseTo(Math.log(20), org.assertj.core.data.Offset.offset(1e-12));
-        assertThat(TestConfigs.with("topics.prefix", "t.").deadLetterTopic()).isEqualTo("t.kvr.dead-letter");
+        assertThat(c.view().chunkTokens()).isEqualTo(16);
+        assertThat(c.kafka().kvEventsTopic()).isEqualTo("kvr.kv-events");
+        assertThat(c.view().ttl()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(c.view().lifetimesToFloor()).isCloseTo(Math.log(20), org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(TestConfigs.with("topics.prefix", "t.").kafka().deadLetterTopic()).isEqualTo("t.kvr.dead-letter");
     }
 
     @Test
@@ -66,6 +67,39 @@ class RoutingViewConfigTest {
         for (var o : RoutingViewOptions.all()) {
             assertThat(o.description().toString()).as(o.key()).isNotBlank();
         }
+    }
+
+    @Test
+    void everyDefaultMeetsTheRuleDeclaredBesideIt() throws IllegalAccessException {
+        int checked = 0;
+        for (java.lang.reflect.Field f : RoutingViewOptions.class.getFields()) {
+            if (f.getType() == Declared.class) {
+                Declared<?> option = (Declared<?>) f.get(null);
+                if (option.defaultValue() != null) {
+                    assertThat(problem(option)).as(option.key()).isNull();
+                    checked++;
+                }
+            }
+        }
+        assertThat(checked).isGreaterThan(40);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> String problem(Declared<T> option) {
+        return option.problem(option.defaultValue());
+    }
+
+    @Test
+    void aRuleRelatingTwoOptionsIsCheckedOnlyWhenBothAreValid() {
+        // The dead-after rule would compare against a suspect-after that is not there: only the malformed value is reported.
+        assertThatThrownBy(() -> TestConfigs.with("engine.suspect-after", "soon", "engine.dead-after", "1 s"))
+                .hasMessageContaining("has 1 problem(s)")
+                .hasMessageContaining("engine.suspect-after:");
+        // Each slice carries only its own options.
+        RoutingViewConfig c = TestConfigs.with("replicas.min", "3", "replicas.max", "5", "engine.queue-cap", "9");
+        assertThat(c.replicas().min()).isEqualTo(3);
+        assertThat(c.replicas().max()).isEqualTo(5);
+        assertThat(c.engines().queueCap()).isEqualTo(9);
     }
 
     @Test

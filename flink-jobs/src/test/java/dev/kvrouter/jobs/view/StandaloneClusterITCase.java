@@ -98,7 +98,7 @@ class StandaloneClusterITCase {
              StatefulRedisConnection<String, String> connection = redisClient.connect()) {
             RedisCommands<String, String> redis = connection.sync();
             startCluster();
-            heartbeats.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine.id,
+            heartbeats.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine.id,
                     engine.load(0, 1))), 0, 500, TimeUnit.MILLISECONDS);
 
             String job = jobId(flink(submit));
@@ -143,12 +143,12 @@ class StandaloneClusterITCase {
             prompts.add(prompt);
             events.add(engine.stored(prompt, 0, BLOCKS_PER_PROMPT));
         }
-        producer.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, engine.batch(events.toArray()))).get();
+        producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(events.toArray()))).get();
     }
 
     private static void awaitView(RedisCommands<String, String> redis, ViewLayout layout, FakeEngine engine, List<int[]> prompts,
                                   RoutingViewConfig config) throws InterruptedException {
-        Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.tagDepth());
+        Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
         awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(redis, layout)).equals(clean),
                 clean.size() + " entries, as a clean run has them");
     }

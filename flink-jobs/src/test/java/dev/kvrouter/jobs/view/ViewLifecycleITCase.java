@@ -55,9 +55,9 @@ class ViewLifecycleITCase {
         long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
         try (KafkaProducer<String, Object> producer = producer(stack);
              KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
-                     .withKeyPrefix(config.viewKeyPrefix()).observing().withMaxViewAge(Duration.ofSeconds(60)))) {
-            producer.send(new ProducerRecord<>(config.engineLoadTopic(), engine.id, engine.load(0, 1))).get();
-            producer.send(new ProducerRecord<>(config.kvEventsTopic(), engine.id, engine.batch(engine.stored(prompt, 0, 2)))).get();
+                     .withKeyPrefix(config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofSeconds(60)))) {
+            producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine.id, engine.load(0, 1))).get();
+            producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(prompt, 0, 2)))).get();
             await(router, chain, p -> p.matchedBlocks() == 2 && "AFFINITY".equals(p.reason()));
 
             job.cancel().get(30, TimeUnit.SECONDS);
@@ -82,15 +82,15 @@ class ViewLifecycleITCase {
         FakeEngine idle = new FakeEngine(UniqueNames.topic("idle"), 16);
         int[] prompt = new Random(3).ints(64, 0, 1000).toArray();
         long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
-        ViewLayout layout = new ViewLayout(config.viewKeyPrefix());
-        String rootKey = layout.groupKey(ViewLayout.tag(chain, 1, config.tagDepth()));
-        String lastKey = layout.groupKey(ViewLayout.tag(chain, 4, config.tagDepth()));
+        ViewLayout layout = new ViewLayout(config.view().keyPrefix());
+        String rootKey = layout.groupKey(ViewLayout.tag(chain, 1, config.view().tagDepth()));
+        String lastKey = layout.groupKey(ViewLayout.tag(chain, 4, config.view().tagDepth()));
         RedisClient client = RedisClient.create(stack.redisUrl());
         try (KafkaProducer<String, Object> producer = producer(stack);
              StatefulRedisConnection<String, String> redis = client.connect()) {
             for (FakeEngine e : List.of(used, idle)) {
-                producer.send(new ProducerRecord<>(config.engineLoadTopic(), e.id, e.load(0, 1)));
-                producer.send(new ProducerRecord<>(config.kvEventsTopic(), e.id, e.batch(e.stored(prompt, 0, 4))));
+                producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), e.id, e.load(0, 1)));
+                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), e.id, e.batch(e.stored(prompt, 0, 4))));
             }
             producer.flush();
             awaitField(redis, rootKey, ViewLayout.hex(chain[0]), v -> v != null && v.contains(used.id) && v.contains(idle.id));
@@ -100,10 +100,10 @@ class ViewLifecycleITCase {
             long until = System.currentTimeMillis() + 8_000;
             for (int n = 0; System.currentTimeMillis() < until; n++) {
                 String id = UniqueNames.topic("req-" + n);
-                producer.send(new ProducerRecord<>(config.routingDecisionsTopic(), id, RoutingDecision.newBuilder()
+                producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), id, RoutingDecision.newBuilder()
                         .setRequestId(id).setEngineId(used.id).setPredictedCachedBlocks(4).setReason(RouteReason.AFFINITY)
                         .setTsMs(System.currentTimeMillis()).setPromptBlockHashes(Arrays.stream(chain).boxed().toList()).build()));
-                producer.send(new ProducerRecord<>(config.requestOutcomesTopic(), id, RequestOutcome.newBuilder()
+                producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), id, RequestOutcome.newBuilder()
                         .setRequestId(id).setEngineId(used.id).setPromptTokens(64).setCachedTokens(64).setQueueMs(1)
                         .setTtftMs(5).setStatus(OutcomeStatus.OK).setTsMs(System.currentTimeMillis()).build()));
                 Thread.sleep(250);
@@ -149,15 +149,15 @@ class ViewLifecycleITCase {
             }
             for (int e = 0; e < 4; e++) {
                 FakeEngine engine = new FakeEngine("engine-" + e, 16);
-                producer.send(new ProducerRecord<>(any.engineLoadTopic(), engine.id, engine.load(e, 1)));
+                producer.send(new ProducerRecord<>(any.kafka().engineLoadTopic(), engine.id, engine.load(e, 1)));
                 for (int p = e % 2; p < prompts.length; p += 2) {
                     int blocks = prompts[p].length / 16;
-                    producer.send(new ProducerRecord<>(any.kvEventsTopic(), engine.id, engine.batch(engine.stored(prompts[p], 0, blocks))));
+                    producer.send(new ProducerRecord<>(any.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(prompts[p], 0, blocks))));
                 }
-                producer.send(new ProducerRecord<>(any.kvEventsTopic(), engine.id, engine.batch(engine.removed(prompts[e % 2], 2, 4))));
+                producer.send(new ProducerRecord<>(any.kafka().kvEventsTopic(), engine.id, engine.batch(engine.removed(prompts[e % 2], 2, 4))));
                 if (e == 3) {
-                    producer.send(new ProducerRecord<>(any.kvEventsTopic(), engine.id, engine.batch(FakeEngine.cleared())));
-                    producer.send(new ProducerRecord<>(any.kvEventsTopic(), engine.id, engine.batch(engine.stored(prompts[5], 0, 3))));
+                    producer.send(new ProducerRecord<>(any.kafka().kvEventsTopic(), engine.id, engine.batch(FakeEngine.cleared())));
+                    producer.send(new ProducerRecord<>(any.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(prompts[5], 0, 3))));
                 }
             }
             producer.flush();
@@ -167,8 +167,8 @@ class ViewLifecycleITCase {
         JobClient jobOne = start(one, "parallelism 1");
         JobClient jobTwo = start(two, "parallelism 2");
         try {
-            Map<String, String> viewOne = awaitStable(stack, one.viewKeyPrefix());
-            Map<String, String> viewTwo = awaitStable(stack, two.viewKeyPrefix());
+            Map<String, String> viewOne = awaitStable(stack, one.view().keyPrefix());
+            Map<String, String> viewTwo = awaitStable(stack, two.view().keyPrefix());
             assertThat(viewOne).hasSizeGreaterThan(20);
             assertThat(viewTwo).isEqualTo(viewOne);
         } finally {

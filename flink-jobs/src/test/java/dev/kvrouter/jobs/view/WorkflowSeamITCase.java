@@ -108,8 +108,8 @@ class WorkflowSeamITCase {
         });
         // Two records that do not decode and one that fails validation (a block size that neither
         // divides nor is a multiple of the 16-token chunk).
-        raw(config.kvEventsTopic(), "{\"not\":\"avro\"}".getBytes(StandardCharsets.UTF_8));
-        raw(config.kvEventsTopic(), new byte[0]);
+        raw(config.kafka().kvEventsTopic(), "{\"not\":\"avro\"}".getBytes(StandardCharsets.UTF_8));
+        raw(config.kafka().kvEventsTopic(), new byte[0]);
         kv(config, b, () -> {
             var bad = b.stored(other, 0, 2);
             bad.setBlockSize(12);
@@ -144,7 +144,7 @@ class WorkflowSeamITCase {
         assertThat(engineEntries(view, gap.id)).extracting(EngineEntry::unsynced).contains(true);
         // Dead letters: the reason, the stage, the source; the job went on (the view above came after them).
         assertThat(letters).extracting(DeadLetter::getStage).containsExactly("decode", "decode", "validate");
-        assertThat(letters).allSatisfy(l -> assertThat(l.getSourceTopic()).isEqualTo(config.kvEventsTopic()));
+        assertThat(letters).allSatisfy(l -> assertThat(l.getSourceTopic()).isEqualTo(config.kafka().kvEventsTopic()));
         assertThat(letters.get(2).getReason()).contains("block_size 12 neither divides nor is a multiple");
     }
 
@@ -157,13 +157,13 @@ class WorkflowSeamITCase {
         DataStream<RawRecord> all = env.fromSource(source, WatermarkStrategy.noWatermarks(), "script");
         DecodeFunction.Decoder plainAvro = WorkflowSeamITCase::plainAvro;
         RatiosWorkflow.Outputs fromRequests = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(
-                        topic(all, config.routingDecisionsTopic()), topic(all, config.requestOutcomesTopic()), plainAvro),
+                        topic(all, config.kafka().routingDecisionsTopic()), topic(all, config.kafka().requestOutcomesTopic()), plainAvro),
                 new RatiosWorkflow.Sinks(new Collecting<ClassRatios>("ratios"), new Collecting<ViewWrite>("view"),
                         new Collecting<DeadLetter>("dead-letters"), new Collecting<Alert>("alerts")));
         DataStream<ViewResync> noResyncs = all.filter(r -> false).map(r -> new ViewResync())
                 .returns(TypeInformation.of(ViewResync.class));
-        RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(topic(all, config.kvEventsTopic()),
-                        topic(all, config.engineLoadTopic()), fromRequests.hotPrefixes(), fromRequests.confirmations(),
+        RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(topic(all, config.kafka().kvEventsTopic()),
+                        topic(all, config.kafka().engineLoadTopic()), fromRequests.hotPrefixes(), fromRequests.confirmations(),
                         fromRequests.engineSpeeds(), noResyncs, plainAvro),
                 new RoutingViewWorkflow.Sinks(new Collecting<ViewWrite>("view"), new Collecting<ViewChange>("view-changes"),
                         new Collecting<EngineStateChange>("engine-states"), new Collecting<DeadLetter>("dead-letters"),
@@ -178,11 +178,11 @@ class WorkflowSeamITCase {
     // ---- the script ------------------------------------------------------------------------------
 
     private static void kv(RoutingViewConfig config, FakeEngine e, Supplier<KvEventBatch> batch) {
-        SCRIPT.add(() -> record(config.kvEventsTopic(), e.id, batch.get()));
+        SCRIPT.add(() -> record(config.kafka().kvEventsTopic(), e.id, batch.get()));
     }
 
     private static void load(RoutingViewConfig config, FakeEngine e, int waiting, int running) {
-        SCRIPT.add(() -> record(config.engineLoadTopic(), e.id, e.load(waiting, running)));
+        SCRIPT.add(() -> record(config.kafka().engineLoadTopic(), e.id, e.load(waiting, running)));
     }
 
     private static void raw(String topic, byte[] value) {

@@ -1,11 +1,14 @@
 package dev.kvrouter.sim.explain;
 
+import dev.kvrouter.common.cli.KafkaOption;
+import dev.kvrouter.common.cli.RegistryOption;
+import dev.kvrouter.common.cli.ServiceOption;
+import dev.kvrouter.common.cli.TopicsPrefixOption;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
-import dev.kvrouter.sim.FleetOptions;
 import dev.kvrouter.sim.sink.KafkaEventSink;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,11 +22,12 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
-/** {@code kvr explain --topic-prefix P}: what a run's tail is made of, read back from its decisions and outcomes topics. */
+/** {@code kvr explain --topics-prefix P}: what a run's tail is made of, read back from its decisions and outcomes topics. */
 @Command(name = "explain", mixinStandardHelpOptions = true,
         description = {"Read a run's routing decisions and request outcomes back from Kafka (from the beginning to the end they had "
                 + "when the command started), join them by request id and print what the TTFT tail is made of: requests per route "
@@ -34,14 +38,14 @@ public final class ExplainCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--topic-prefix", required = true, description = "The run's topic prefix, e.g. demo-mx58y1yw. (with its trailing dot).")
-    String topicPrefix;
+    @Mixin
+    TopicsPrefixOption topicsPrefix;
 
-    @Option(names = "--bootstrap", description = "Kafka bootstrap servers (default: $KAFKA_BOOTSTRAP, set by './kvr' from a running stack).")
-    String bootstrap;
+    @Mixin
+    KafkaOption kafka;
 
-    @Option(names = "--schema-registry", description = "Schema registry URL (default: $SCHEMA_REGISTRY_URL).")
-    String schemaRegistry;
+    @Mixin
+    RegistryOption registry;
 
     @Option(names = "--worst", defaultValue = "1", description = "The slowest share to break down, in percent (default: ${DEFAULT-VALUE}).")
     double worstPercent;
@@ -71,13 +75,14 @@ public final class ExplainCommand implements Callable<Integer> {
     public Integer call() {
         TailReport.Settings settings = new TailReport.Settings(worstPercent, slowest, fromSeconds == null ? Double.NaN : fromSeconds,
                 toSeconds == null ? Double.NaN : toSeconds, prefixClass, engine);
-        KafkaEventSink.Topics topics = KafkaEventSink.Topics.withPrefix(topicPrefix);
+        KafkaEventSink.Topics topics = KafkaEventSink.Topics.withPrefix(topicsPrefix.value());
+        ServiceOption.requireAll(kafka, registry);
         Map<String, Object> config = new HashMap<>();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, FleetOptions.required(bootstrap, "KAFKA_BOOTSTRAP", "--bootstrap"));
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.value());
         config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
         config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class);
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        config.put(RegistrySettings.URL, FleetOptions.required(schemaRegistry, "SCHEMA_REGISTRY_URL", "--schema-registry"));
+        config.put(RegistrySettings.URL, registry.value());
         List<RoutingDecision> decisions = new ArrayList<>();
         List<RequestOutcome> outcomes = new ArrayList<>();
         List<EngineLoad> loads = new ArrayList<>();
@@ -89,7 +94,7 @@ public final class ExplainCommand implements Callable<Integer> {
                 var info = consumer.partitionsFor(topic, Duration.ofSeconds(30));
                 if (info == null || info.isEmpty()) {
                     throw new IllegalArgumentException("no topic " + topic + " on " + config.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)
-                            + ": check --topic-prefix (a run prints 'topics <prefix>*')");
+                            + ": check --topics-prefix (a run prints 'topics <prefix>*')");
                 }
                 info.forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
             }

@@ -6,7 +6,8 @@ import dev.kvrouter.events.BlockRemoved;
 import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.EngineSettings;
+import dev.kvrouter.jobs.config.ViewSettings;
 import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.view.model.EngineBlock;
 import dev.kvrouter.jobs.view.model.EngineHealthState;
@@ -76,19 +77,19 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     /** When this task started or was restored (processing time), set at its first element or timer; -1 before. */
     private transient long resumedAtMs;
 
-    public EngineTracker(RoutingViewConfig config) {
-        this.chunkTokens = config.chunkTokens();
-        this.tagDepth = config.tagDepth();
-        this.defaultResidencyMs = config.defaultResidency().toMillis();
-        this.maxResidencyMs = config.maxResidency().toMillis();
-        this.learningRate = config.residencyLearningRate();
-        this.suspectAfterMs = config.suspectAfter().toMillis();
-        this.deadAfterMs = config.deadAfter().toMillis();
-        this.forgetAfterMs = config.forgetAfter().toMillis();
-        this.queueCap = config.queueCap();
-        this.maxBlocks = config.maxBlocksPerEngine();
-        this.lifetimes = config.lifetimesToFloor();
-        this.updateIntervalMs = config.engineUpdateInterval().toMillis();
+    public EngineTracker(ViewSettings view, EngineSettings engines) {
+        this.chunkTokens = view.chunkTokens();
+        this.tagDepth = view.tagDepth();
+        this.defaultResidencyMs = engines.defaultResidency().toMillis();
+        this.maxResidencyMs = engines.maxResidency().toMillis();
+        this.learningRate = engines.residencyLearningRate();
+        this.suspectAfterMs = engines.suspectAfter().toMillis();
+        this.deadAfterMs = engines.deadAfter().toMillis();
+        this.forgetAfterMs = engines.forgetAfter().toMillis();
+        this.queueCap = engines.queueCap();
+        this.maxBlocks = engines.maxBlocks();
+        this.lifetimes = view.lifetimesToFloor();
+        this.updateIntervalMs = engines.updateInterval().toMillis();
     }
 
     /** The key of an engine: its id, with {@code /dp<rank>} when it runs data parallelism (one cache per rank). */

@@ -5,7 +5,7 @@ import dev.kvrouter.events.BlockRemoved;
 import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.InputLimits;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -23,12 +23,12 @@ public final class Validation implements Serializable {
     private final int maxBlockSize;
     private final int maxString;
 
-    public Validation(RoutingViewConfig config) {
-        this.chunkTokens = config.chunkTokens();
-        this.maxEvents = config.maxEventsPerBatch();
-        this.maxHashes = config.maxHashesPerEvent();
-        this.maxBlockSize = config.maxBlockSize();
-        this.maxString = config.maxStringLength();
+    public Validation(InputLimits limits, int chunkTokens) {
+        this.chunkTokens = chunkTokens;
+        this.maxEvents = limits.maxEventsPerBatch();
+        this.maxHashes = limits.maxHashesPerEvent();
+        this.maxBlockSize = limits.maxBlockSize();
+        this.maxString = limits.maxStringLength();
     }
 
     public Optional<String> check(KvEventBatch b) {

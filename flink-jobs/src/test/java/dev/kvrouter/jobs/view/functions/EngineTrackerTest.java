@@ -35,7 +35,7 @@ class EngineTrackerTest {
     private long seq;
 
     private void open(RoutingViewConfig config) throws Exception {
-        harness = ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(new EngineTracker(config),
+        harness = ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(new EngineTracker(config.view(), config.engines()),
                 b -> EngineTracker.engineKey(b.getEngineId(), b.getDataParallelRank()),
                 l -> EngineTracker.engineKey(l.getEngineId(), l.getDataParallelRank()), Types.STRING);
         harness.setProcessingTime(0);
@@ -237,7 +237,7 @@ class EngineTrackerTest {
         harness.close();
 
         // The job was down for a minute, four times engine.dead-after; the liveness timer is overdue.
-        harness = new KeyedTwoInputStreamOperatorTestHarness<>(new KeyedCoProcessOperator<>(new EngineTracker(config)),
+        harness = new KeyedTwoInputStreamOperatorTestHarness<>(new KeyedCoProcessOperator<>(new EngineTracker(config.view(), config.engines())),
                 b -> EngineTracker.engineKey(b.getEngineId(), b.getDataParallelRank()),
                 l -> EngineTracker.engineKey(l.getEngineId(), l.getDataParallelRank()), Types.STRING);
         harness.setup();
