@@ -1,8 +1,8 @@
 package dev.kvrouter.cli;
 
 import dev.kvrouter.common.Durations;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
-import dev.kvrouter.jobs.view.RoutingViewJob;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.stack.StackAddresses;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -75,14 +75,14 @@ public final class JobCommand {
             String stateDir = System.getenv().getOrDefault("KVR_STATE_DIR", ".kvr/stack");
             settings.put("job.checkpoint-dir", java.nio.file.Path.of(stateDir).toAbsolutePath().resolveSibling("checkpoints").toUri().toString());
             settings.putAll(options);
-            RoutingViewConfig config = RoutingViewConfig.from(settings);
+            KvRouterJobConfig config = KvRouterJobConfig.from(settings);
             if (fromSavepoint != null && !Files.isDirectory(Path.of(fromSavepoint))) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "--from-savepoint " + fromSavepoint
                         + " is not a directory: give the path './kvr job stop --savepoint' printed, or a chk-N directory");
             }
-            StreamExecutionEnvironment env = RoutingViewJob.environment(config, fromSavepoint == null ? null : uri(fromSavepoint));
-            RoutingViewJob.wire(env, config);
-            JobClient job = env.executeAsync("kv-router routing view");
+            StreamExecutionEnvironment env = KvRouterJob.environment(config, fromSavepoint == null ? null : uri(fromSavepoint));
+            KvRouterJob.wire(env, config);
+            JobClient job = env.executeAsync(KvRouterJob.JOB_NAME);
             Path dir = Files.createDirectories(jobsDir());
             Path running = dir.resolve(job.getJobID() + ".running");
             Files.writeString(running, Long.toString(ProcessHandle.current().pid()));

@@ -1,6 +1,6 @@
 package dev.kvrouter.cli;
 
-import dev.kvrouter.jobs.view.RoutingViewJob;
+import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.stack.StackCommand;
 import dev.kvrouter.topics.TopicsCommand;
 import picocli.CommandLine;
@@ -22,7 +22,7 @@ public final class Kvr {
         CommandLine cli = new CommandLine(new Kvr());
         // The job options' list, from the job itself, under 'kvr job run --help'.
         CommandLine run = cli.getSubcommands().get("job").getSubcommands().get("run");
-        run.getCommandSpec().usageMessage().footer("", RoutingViewJob.help());
+        run.getCommandSpec().usageMessage().footer("", KvRouterJob.help());
         // A failed command prints its message, not a stack trace; the trace is one flag away.
         cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
             cmd.getErr().println("kvr " + cmd.getCommandName() + ": " + e.getMessage());

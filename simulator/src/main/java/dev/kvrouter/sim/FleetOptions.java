@@ -118,7 +118,7 @@ public final class FleetOptions {
             // The view learns from the events of the fleet it routes for, in wall time.
             if (!"view".equals(publish) || speed <= 0) {
                 throw new IllegalArgumentException("the 'view' policy routes from the live pipeline: add --publish view and --speed S "
-                        + "(e.g. 1), with the routing-view job running against the same topics and Redis ('./kvr job run')");
+                        + "(e.g. 1), with the kv-router job running against the same topics and Redis ('./kvr job run')");
             }
         }
         if (balancers < 1 || balancers > 64) {

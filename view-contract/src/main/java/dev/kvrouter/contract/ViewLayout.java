@@ -44,7 +44,7 @@ public final class ViewLayout {
     static final String HEAD = "{head}:";
 
     // The view's defaults, declared once for the job that writes the view and the clients that read
-    // it (RoutingViewOptions, RedisViewSinkOptions, KvRouterClient.Options).
+    // it (KvRouterJobOptions, RedisViewSinkOptions, KvRouterClient.Options).
 
     /** Prefix of every key of the view. */
     public static final String DEFAULT_KEY_PREFIX = "kvr:";

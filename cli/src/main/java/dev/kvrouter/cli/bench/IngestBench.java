@@ -6,8 +6,8 @@ import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLifecycle;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
-import dev.kvrouter.jobs.view.RoutingViewJob;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.schemas.BlockHashes;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
@@ -93,7 +93,7 @@ final class IngestBench {
                     "engine.suspect-after", "5 min", "engine.dead-after", "10 min"));
             settings.put("job.checkpoint-dir", java.nio.file.Files.createTempDirectory("kvr-bench-checkpoints").toUri().toString());
             settings.putAll(jobOptions);
-            RoutingViewConfig config = RoutingViewConfig.from(settings);
+            KvRouterJobConfig config = KvRouterJobConfig.from(settings);
             try (KafkaProducer<String, Object> producer = producer(stack)) {
                 for (String engine : w.engineIds) {
                     producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine, load(engine)));
@@ -106,8 +106,8 @@ final class IngestBench {
                 out.printf("produced the backlog in %.1f s%n", (System.nanoTime() - p0) / 1e9);
 
                 long memBeforeView = usedMemory(redis);
-                StreamExecutionEnvironment env = RoutingViewJob.environment(config);
-                RoutingViewJob.wire(env, config);
+                StreamExecutionEnvironment env = KvRouterJob.environment(config);
+                KvRouterJob.wire(env, config);
                 long jobStart = System.nanoTime();
                 JobClient job = env.executeAsync("bench ingest");
                 try {
@@ -153,7 +153,7 @@ final class IngestBench {
         }
     }
 
-    private static void freshness(KafkaProducer<String, Object> producer, RoutingViewConfig config, RedisCommands<String, String> redis,
+    private static void freshness(KafkaProducer<String, Object> producer, KvRouterJobConfig config, RedisCommands<String, String> redis,
                                   Workload w, double entriesPerSecond, Duration length, PrintStream out) throws Exception {
         double batchesPerSecond = entriesPerSecond / BLOCKS_PER_BATCH;
         long intervalNanos = (long) (1e9 / batchesPerSecond);

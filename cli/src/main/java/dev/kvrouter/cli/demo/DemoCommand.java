@@ -1,9 +1,9 @@
 package dev.kvrouter.cli.demo;
 
 import dev.kvrouter.common.Durations;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
-import dev.kvrouter.jobs.config.RoutingViewOptions;
-import dev.kvrouter.jobs.view.RoutingViewJob;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.jobs.config.KvRouterJobOptions;
+import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.sim.FleetOptions;
 import dev.kvrouter.sim.SimCommand;
 import dev.kvrouter.stack.LocalStack;
@@ -110,9 +110,9 @@ public final class DemoCommand implements Callable<Integer> {
                 throw new IllegalStateException("the demo's topics could not be created: " + problems);
             }
         }
-        RoutingViewConfig config = RoutingViewConfig.from(jobSettings(stack, topics, viewPrefix, run, runDir));
-        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
-        RoutingViewJob.wire(env, config);
+        KvRouterJobConfig config = KvRouterJobConfig.from(jobSettings(stack, topics, viewPrefix, run, runDir));
+        StreamExecutionEnvironment env = KvRouterJob.environment(config);
+        KvRouterJob.wire(env, config);
         JobClient job = env.executeAsync("kv-router demo " + run);
         System.err.printf("kvr demo: the routing-view job is running (topics %s*, Redis keys %s*)%n", topics, viewPrefix);
         try (LiveRatios live = new LiveRatios(stack, config.kafka().classRatiosTopic(), config.kafka().alertsTopic(), RATIOS_WINDOW, System.out)) {
@@ -132,23 +132,23 @@ public final class DemoCommand implements Callable<Integer> {
     /** The job's options for a short run: short ratio windows and health timeouts, so minutes show what hours would. */
     static Map<String, String> jobSettings(StackAddresses stack, String topics, String viewPrefix, String run, Path runDir) {
         Map<String, String> s = new LinkedHashMap<>();
-        s.put(RoutingViewOptions.KAFKA_BOOTSTRAP.key(), stack.kafkaBootstrap());
-        s.put(RoutingViewOptions.SCHEMA_REGISTRY_URL.key(), stack.schemaRegistryUrl());
-        s.put(RoutingViewOptions.REDIS_URL.key(), stack.redisUrl());
-        s.put(RoutingViewOptions.TOPIC_PREFIX.key(), topics);
-        s.put(RoutingViewOptions.GROUP_ID.key(), "kvr-" + run);
-        s.put(RoutingViewOptions.STARTING_OFFSETS.key(), "earliest");
-        s.put(RoutingViewOptions.VIEW_KEY_PREFIX.key(), viewPrefix);
-        s.put(RoutingViewOptions.RATIOS_WINDOW.key(), RATIOS_WINDOW.toSeconds() + " s");
-        s.put(RoutingViewOptions.RATIOS_SLIDING_WINDOW.key(), "60 s");
-        s.put(RoutingViewOptions.RATIOS_SLIDE.key(), RATIOS_WINDOW.toSeconds() + " s");
-        s.put(RoutingViewOptions.RATIOS_JOIN_BOUND.key(), "60 s");
-        s.put(RoutingViewOptions.RATIOS_USD_PER_MILLION.key(), "0.5");
-        s.put(RoutingViewOptions.AFFINITY_MIN_REQUESTS.key(), "10");
-        s.put(RoutingViewOptions.SUSPECT_AFTER.key(), "3 s");
-        s.put(RoutingViewOptions.DEAD_AFTER.key(), "8 s");
-        s.put(RoutingViewOptions.CHECKPOINT_INTERVAL.key(), "30 s");
-        s.put(RoutingViewOptions.CHECKPOINT_DIR.key(), runDir.resolve("checkpoints").toAbsolutePath().toUri().toString());
+        s.put(KvRouterJobOptions.KAFKA_BOOTSTRAP.key(), stack.kafkaBootstrap());
+        s.put(KvRouterJobOptions.SCHEMA_REGISTRY_URL.key(), stack.schemaRegistryUrl());
+        s.put(KvRouterJobOptions.REDIS_URL.key(), stack.redisUrl());
+        s.put(KvRouterJobOptions.TOPIC_PREFIX.key(), topics);
+        s.put(KvRouterJobOptions.GROUP_ID.key(), "kvr-" + run);
+        s.put(KvRouterJobOptions.STARTING_OFFSETS.key(), "earliest");
+        s.put(KvRouterJobOptions.VIEW_KEY_PREFIX.key(), viewPrefix);
+        s.put(KvRouterJobOptions.RATIOS_WINDOW.key(), RATIOS_WINDOW.toSeconds() + " s");
+        s.put(KvRouterJobOptions.RATIOS_SLIDING_WINDOW.key(), "60 s");
+        s.put(KvRouterJobOptions.RATIOS_SLIDE.key(), RATIOS_WINDOW.toSeconds() + " s");
+        s.put(KvRouterJobOptions.RATIOS_JOIN_BOUND.key(), "60 s");
+        s.put(KvRouterJobOptions.RATIOS_USD_PER_MILLION.key(), "0.5");
+        s.put(KvRouterJobOptions.AFFINITY_MIN_REQUESTS.key(), "10");
+        s.put(KvRouterJobOptions.SUSPECT_AFTER.key(), "3 s");
+        s.put(KvRouterJobOptions.DEAD_AFTER.key(), "8 s");
+        s.put(KvRouterJobOptions.CHECKPOINT_INTERVAL.key(), "30 s");
+        s.put(KvRouterJobOptions.CHECKPOINT_DIR.key(), runDir.resolve("checkpoints").toAbsolutePath().toUri().toString());
         return s;
     }
 

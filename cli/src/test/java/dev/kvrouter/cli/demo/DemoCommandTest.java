@@ -2,7 +2,7 @@ package dev.kvrouter.cli.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.sim.SimCommand;
 import dev.kvrouter.stack.StackAddresses;
 import java.nio.file.Path;
@@ -17,7 +17,7 @@ class DemoCommandTest {
 
     @Test
     void theJobsSettingsAreAValidConfigurationWithShortWindows() {
-        RoutingViewConfig c = RoutingViewConfig.from(DemoCommand.jobSettings(STACK, "demo-x.", "demo-x:", "demo-x", Path.of("/tmp/d")));
+        KvRouterJobConfig c = KvRouterJobConfig.from(DemoCommand.jobSettings(STACK, "demo-x.", "demo-x:", "demo-x", Path.of("/tmp/d")));
         assertThat(c.kafka().classRatiosTopic()).isEqualTo("demo-x.kvr.class-ratios");
         assertThat(c.view().keyPrefix()).isEqualTo("demo-x:");
         assertThat(c.ratios().window()).hasSeconds(10);

@@ -35,7 +35,7 @@ public record Declared<T>(ConfigOption<T> option, Rule<T> rule) {
         if (p == null) {
             return null;
         }
-        return key() + " " + p + (p.equals(MISSING) ? ": " + RoutingViewOptions.describe(option) : "");
+        return key() + " " + p + (p.equals(MISSING) ? ": " + KvRouterJobOptions.describe(option) : "");
     }
 
     private static final String MISSING = "is required";

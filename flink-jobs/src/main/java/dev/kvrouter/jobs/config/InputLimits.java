@@ -1,6 +1,6 @@
 package dev.kvrouter.jobs.config;
 
-import static dev.kvrouter.jobs.config.RoutingViewOptions.*;
+import static dev.kvrouter.jobs.config.KvRouterJobOptions.*;
 
 import java.io.Serializable;
 

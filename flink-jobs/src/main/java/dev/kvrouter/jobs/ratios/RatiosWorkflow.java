@@ -8,7 +8,7 @@ import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.jobs.alerts.AlertRules;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.io.DecodeFunction;
 import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.io.LocationUpdate;
@@ -59,7 +59,7 @@ public final class RatiosWorkflow {
     private RatiosWorkflow() {}
 
     /** Builds the ratios topology; returns what the routing view takes from it. */
-    public static Outputs build(RoutingViewConfig config, Sources sources, Sinks sinks) {
+    public static Outputs build(KvRouterJobConfig config, Sources sources, Sinks sinks) {
         DecodeFunction.Check<RoutingDecision> decisionCheck = d -> d.getRequestId().isBlank()
                 ? Optional.of("request_id is empty") : Optional.empty();
         DecodeFunction.Check<RequestOutcome> outcomeCheck = o -> o.getRequestId().isBlank()

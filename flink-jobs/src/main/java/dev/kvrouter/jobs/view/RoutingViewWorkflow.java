@@ -8,7 +8,7 @@ import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.jobs.alerts.AlertRules;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.io.DecodeFunction;
 import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.io.LocationUpdate;
@@ -71,7 +71,7 @@ public final class RoutingViewWorkflow {
 
     private RoutingViewWorkflow() {}
 
-    public static void build(RoutingViewConfig config, Sources sources, Sinks sinks) {
+    public static void build(KvRouterJobConfig config, Sources sources, Sinks sinks) {
         Validation validation = new Validation(config.limits(), config.view().chunkTokens());
         DecodeFunction.Check<KvEventBatch> kvCheck = validation::check;
         DecodeFunction.Check<EngineLoad> loadCheck = validation::check;

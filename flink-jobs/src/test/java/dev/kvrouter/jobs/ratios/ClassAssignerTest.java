@@ -2,7 +2,7 @@ package dev.kvrouter.jobs.ratios;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kvrouter.jobs.config.RoutingViewOptions;
+import dev.kvrouter.jobs.config.KvRouterJobOptions;
 import dev.kvrouter.jobs.io.HotPrefix;
 import java.util.List;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -57,7 +57,7 @@ class ClassAssignerTest {
     void aConversationsSecondTurnIsReuseNotOneShot() throws Exception {
         // The job's default warm-at (2): a prefix seen before is warm. Turn 2 carries turn 1 as its prefix.
         try (OneInputStreamOperatorTestHarness<JoinedRequest, JoinedRequest> defaults = ProcessFunctionTestHarnesses.forProcessFunction(
-                new ClassAssigner(100, 50, dev.kvrouter.jobs.config.RoutingViewOptions.RATIOS_WARM_AT.defaultValue(), 1_000, 4))) {
+                new ClassAssigner(100, 50, dev.kvrouter.jobs.config.KvRouterJobOptions.RATIOS_WARM_AT.defaultValue(), 1_000, 4))) {
             for (long[] turn : new long[][] {{11, 12}, {11, 12, 13, 14}, {21, 22}}) {
                 JoinedRequest r = new JoinedRequest();
                 r.requestId = "t" + turn.length;

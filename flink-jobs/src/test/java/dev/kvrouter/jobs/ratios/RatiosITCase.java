@@ -10,8 +10,8 @@ import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RouteReason;
 import dev.kvrouter.events.RoutingDecision;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
-import dev.kvrouter.jobs.view.RoutingViewJob;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.jobs.view.ViewTestSupport;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
@@ -54,15 +54,15 @@ class RatiosITCase {
     @Test
     void eachRatioIsPublishedExactlyAsCountedByHand(StackAddresses stack) throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-ratios");
-        RoutingViewConfig config = ViewTestSupport.config(stack, topics, stack.redisUrl(),
+        KvRouterJobConfig config = ViewTestSupport.config(stack, topics, stack.redisUrl(),
                 "ratios.window", WINDOW_MS + " ms",
                 "ratios.sliding-window", 2 * WINDOW_MS + " ms",
                 "ratios.slide", WINDOW_MS + " ms",
                 "ratios.join-bound", "3 s",
                 "ratios.usd-per-million-input", "3.0",
                 "ratios.affinity-min-requests", "2");
-        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
-        RoutingViewJob.wire(env, config);
+        StreamExecutionEnvironment env = KvRouterJob.environment(config);
+        KvRouterJob.wire(env, config);
         JobClient job = env.executeAsync("ratios");
         try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
              KafkaConsumer<String, ClassRatios> consumer = consumer(stack, config.kafka().classRatiosTopic())) {
@@ -174,7 +174,7 @@ class RatiosITCase {
     }
 
     /** Two requests of the class that found nothing cached and whose best holder matched nothing: affinity off. */
-    private static void turnOff(KafkaProducer<String, Object> producer, RoutingViewConfig config, StatefulRedisConnection<String, String> c,
+    private static void turnOff(KafkaProducer<String, Object> producer, KvRouterJobConfig config, StatefulRedisConnection<String, String> c,
                                 String classes, String prefixClass) throws Exception {
         send(producer, config, decision(prefixClass + "-1", prefixClass, 0, 0), outcome(prefixClass + "-1", "e1", 0, 0, 10));
         send(producer, config, decision(prefixClass + "-2", prefixClass, 0, 0), outcome(prefixClass + "-2", "e2", 0, 0, 10));
@@ -205,7 +205,7 @@ class RatiosITCase {
         throw new AssertionError("no matching ratios within 40 s; seen: " + seen);
     }
 
-    private static void send(KafkaProducer<String, Object> producer, RoutingViewConfig config, RoutingDecision d, RequestOutcome o)
+    private static void send(KafkaProducer<String, Object> producer, KvRouterJobConfig config, RoutingDecision d, RequestOutcome o)
             throws Exception {
         producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), d.getRequestId(), d)).get();
         producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), o.getRequestId(), o)).get();

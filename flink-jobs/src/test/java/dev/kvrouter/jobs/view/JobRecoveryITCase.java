@@ -9,7 +9,7 @@ import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineStateChange;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.LocalRedis;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
@@ -69,7 +69,7 @@ class JobRecoveryITCase {
             throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-tm-kill");
         try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
-            RoutingViewConfig config = config(stack, topics, redis, "hashmap");
+            KvRouterJobConfig config = config(stack, topics, redis, "hashmap");
             JobClient job = start(config, null);
             FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
             List<int[]> prompts = prompts(21, PROMPTS, BLOCKS_PER_PROMPT);
@@ -112,7 +112,7 @@ class JobRecoveryITCase {
             throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-redis-restart");
         try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
-            RoutingViewConfig config = config(stack, topics, redis, "hashmap");
+            KvRouterJobConfig config = config(stack, topics, redis, "hashmap");
             JobClient job = start(config, null);
             FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
             List<int[]> prompts = prompts(24, 1_250, 16);
@@ -158,7 +158,7 @@ class JobRecoveryITCase {
             throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-savepoint");
         try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
-            RoutingViewConfig config = config(stack, topics, redis, "rocksdb");
+            KvRouterJobConfig config = config(stack, topics, redis, "rocksdb");
             JobClient first = start(config, null);
             FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
             List<int[]> prompts = prompts(22, PROMPTS, BLOCKS_PER_PROMPT);
@@ -202,7 +202,7 @@ class JobRecoveryITCase {
             throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-oversize");
         try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
-            RoutingViewConfig config = config(stack, topics, redis, "hashmap");
+            KvRouterJobConfig config = config(stack, topics, redis, "hashmap");
             JobClient job = start(config, null);
             FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
             List<int[]> prompts = prompts(23, 20, BLOCKS_PER_PROMPT);
@@ -248,7 +248,7 @@ class JobRecoveryITCase {
         private final java.util.concurrent.ScheduledExecutorService timer =
                 java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
 
-        Heartbeats(KafkaProducer<String, Object> producer, RoutingViewConfig config, FakeEngine engine) {
+        Heartbeats(KafkaProducer<String, Object> producer, KvRouterJobConfig config, FakeEngine engine) {
             timer.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine.id, engine.load(0, 1))),
                     0, 500, TimeUnit.MILLISECONDS);
         }
@@ -260,16 +260,16 @@ class JobRecoveryITCase {
         }
     }
 
-    private RoutingViewConfig config(StackAddresses stack, String topics, LocalRedis redis, String stateBackend) {
+    private KvRouterJobConfig config(StackAddresses stack, String topics, LocalRedis redis, String stateBackend) {
         return ViewTestSupport.config(stack, topics, redis.url(),
                 "engine.suspect-after", "2 s", "engine.dead-after", "3 s",
                 "engine.default-residency", "1 h", "engine.max-residency", "1 h",
                 "job.state-backend", stateBackend, "job.checkpoint-dir", dir.resolve("checkpoints").toUri().toString());
     }
 
-    private static JobClient start(RoutingViewConfig config, String savepoint) throws Exception {
-        StreamExecutionEnvironment env = RoutingViewJob.environment(config, savepoint);
-        RoutingViewJob.wire(env, config);
+    private static JobClient start(KvRouterJobConfig config, String savepoint) throws Exception {
+        StreamExecutionEnvironment env = KvRouterJob.environment(config, savepoint);
+        KvRouterJob.wire(env, config);
         return env.executeAsync("recovery");
     }
 
@@ -284,7 +284,7 @@ class JobRecoveryITCase {
     }
 
     /** One batch per 20 prompts, every block of each. */
-    private static void store(KafkaProducer<String, Object> producer, RoutingViewConfig config, FakeEngine engine, List<int[]> prompts) {
+    private static void store(KafkaProducer<String, Object> producer, KvRouterJobConfig config, FakeEngine engine, List<int[]> prompts) {
         for (int i = 0; i < prompts.size(); i += 20) {
             Object[] events = prompts.subList(i, Math.min(prompts.size(), i + 20)).stream()
                     .map(p -> engine.stored(p, 0, p.length / 16)).toArray();
@@ -311,7 +311,7 @@ class JobRecoveryITCase {
     }
 
     /** The engine's health changes as the engine-state topic has them, read to its end. */
-    private static List<EngineHealth> healthChanges(StackAddresses stack, RoutingViewConfig config, String engine) {
+    private static List<EngineHealth> healthChanges(StackAddresses stack, KvRouterJobConfig config, String engine) {
         List<EngineHealth> health = new ArrayList<>();
         try (KafkaConsumer<String, EngineStateChange> consumer = ViewTestSupport.consumer(stack, "it-health", config.kafka().engineStateTopic())) {
             long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();

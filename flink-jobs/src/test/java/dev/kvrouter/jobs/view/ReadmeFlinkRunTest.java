@@ -2,7 +2,7 @@ package dev.kvrouter.jobs.view;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kvrouter.jobs.config.RoutingViewOptions;
+import dev.kvrouter.jobs.config.KvRouterJobOptions;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -24,7 +24,7 @@ class ReadmeFlinkRunTest {
             flags.add(args.get(i).substring(2));
         }
         Set<String> options = new TreeSet<>();
-        RoutingViewOptions.all().stream().map(ConfigOption::key).forEach(options::add);
+        KvRouterJobOptions.all().stream().map(ConfigOption::key).forEach(options::add);
         assertThat(flags).containsExactlyElementsOf(options);
     }
 }

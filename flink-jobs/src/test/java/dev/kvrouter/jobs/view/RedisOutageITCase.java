@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.TcpProxy;
 import dev.kvrouter.stack.junit.LocalStackExtension;
@@ -38,10 +38,10 @@ class RedisOutageITCase {
         String[] redis = stack.redisHostPort().split(":");
         TcpProxy proxy = new TcpProxy(redis[0], Integer.parseInt(redis[1]));
         int port = proxy.port();
-        RoutingViewConfig config = ViewTestSupport.config(stack, topics, "redis://127.0.0.1:" + port,
+        KvRouterJobConfig config = ViewTestSupport.config(stack, topics, "redis://127.0.0.1:" + port,
                 "engine.suspect-after", "5 min", "engine.dead-after", "10 min");
-        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
-        RoutingViewJob.wire(env, config);
+        StreamExecutionEnvironment env = KvRouterJob.environment(config);
+        KvRouterJob.wire(env, config);
         JobClient job = env.executeAsync("redis outage");
         FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
         Random random = new Random(5);

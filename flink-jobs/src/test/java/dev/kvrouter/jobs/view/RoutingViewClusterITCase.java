@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.LocalRedisCluster;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
@@ -42,10 +42,10 @@ class RoutingViewClusterITCase {
     void theJobWritesTheViewToARedisClusterAndTheClientPicksFromIt(StackAddresses stack) throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-cluster");
         try (LocalRedisCluster redis = LocalRedisCluster.start(3, dir)) {
-            RoutingViewConfig config = ViewTestSupport.config(stack, topics, redis.url(),
+            KvRouterJobConfig config = ViewTestSupport.config(stack, topics, redis.url(),
                     "engine.suspect-after", "5 min", "engine.dead-after", "10 min");
-            StreamExecutionEnvironment env = RoutingViewJob.environment(config);
-            RoutingViewJob.wire(env, config);
+            StreamExecutionEnvironment env = KvRouterJob.environment(config);
+            KvRouterJob.wire(env, config);
             JobClient job = env.executeAsync("routing view on a cluster");
             FakeEngine a = new FakeEngine("engine-a", 16);
             FakeEngine b = new FakeEngine("engine-b", 16);

@@ -12,7 +12,7 @@ import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RouteReason;
 import dev.kvrouter.events.RoutingDecision;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
@@ -59,7 +59,7 @@ class RoutingViewITCase {
 
     private static final CanonicalBlockHasher HASHER = new CanonicalBlockHasher(16);
 
-    private static RoutingViewConfig config;
+    private static KvRouterJobConfig config;
     private static JobClient job;
     private static KafkaProducer<String, Object> producer;
     private static KafkaProducer<String, byte[]> rawProducer;
@@ -81,8 +81,8 @@ class RoutingViewITCase {
                 "ratios.hot-at", "3",
                 "ratios.warm-at", "2",
                 "replicas.interval", "1 s");
-        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
-        RoutingViewJob.wire(env, config);
+        StreamExecutionEnvironment env = KvRouterJob.environment(config);
+        KvRouterJob.wire(env, config);
         job = env.executeAsync("routing view ITCase");
 
         producer = ViewTestSupport.producer(stack);

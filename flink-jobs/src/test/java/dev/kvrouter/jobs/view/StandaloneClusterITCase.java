@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kvrouter.contract.ViewLayout;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
@@ -87,7 +87,7 @@ class StandaloneClusterITCase {
         List<String> submit = new ArrayList<>(ReadmeFlinkRun.arguments(replaced));
         submit.replaceAll(a -> a.endsWith("-job.jar") ? jar.toAbsolutePath().toString() : a);
         submit.set(submit.indexOf("--parallelism") + 1, "2");
-        RoutingViewConfig config = ViewTestSupport.config(stack, topics, stack.redisUrl(), "view.key-prefix", keyPrefix);
+        KvRouterJobConfig config = ViewTestSupport.config(stack, topics, stack.redisUrl(), "view.key-prefix", keyPrefix);
         ViewLayout layout = new ViewLayout(keyPrefix);
         FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
         Random random = new Random(31);
@@ -135,7 +135,7 @@ class StandaloneClusterITCase {
     }
 
     /** A new prompt's blocks, stored on the engine. */
-    private static void store(KafkaProducer<String, Object> producer, RoutingViewConfig config, FakeEngine engine, List<int[]> prompts,
+    private static void store(KafkaProducer<String, Object> producer, KvRouterJobConfig config, FakeEngine engine, List<int[]> prompts,
                               Random random) throws Exception {
         List<Object> events = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
@@ -147,7 +147,7 @@ class StandaloneClusterITCase {
     }
 
     private static void awaitView(RedisCommands<String, String> redis, ViewLayout layout, FakeEngine engine, List<int[]> prompts,
-                                  RoutingViewConfig config) throws InterruptedException {
+                                  KvRouterJobConfig config) throws InterruptedException {
         Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
         awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(redis, layout)).equals(clean),
                 clean.size() + " entries, as a clean run has them");

@@ -1,6 +1,6 @@
 package dev.kvrouter.jobs.view;
 
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -9,7 +9,7 @@ public final class TestConfigs {
 
     private TestConfigs() {}
 
-    public static RoutingViewConfig with(String... keyValues) {
+    public static KvRouterJobConfig with(String... keyValues) {
         Map<String, String> m = new HashMap<>(Map.of(
                 "kafka.bootstrap", "127.0.0.1:9",
                 "schema-registry.url", "http://127.0.0.1:9",
@@ -17,6 +17,6 @@ public final class TestConfigs {
         for (int i = 0; i < keyValues.length; i += 2) {
             m.put(keyValues[i], keyValues[i + 1]);
         }
-        return RoutingViewConfig.from(m);
+        return KvRouterJobConfig.from(m);
     }
 }

@@ -10,7 +10,7 @@ import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RouteReason;
 import dev.kvrouter.events.RoutingDecision;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
@@ -48,7 +48,7 @@ class ViewLifecycleITCase {
     @Test
     void withTheJobStoppedTheViewExpiresInsteadOfLying(StackAddresses stack) throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-life");
-        RoutingViewConfig config = config(stack, topics, 1, "3 s");
+        KvRouterJobConfig config = config(stack, topics, 1, "3 s");
         JobClient job = start(config, "view expiry");
         FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
         int[] prompt = new Random(1).ints(32, 0, 1000).toArray();
@@ -75,7 +75,7 @@ class ViewLifecycleITCase {
     void aPrefixRequestsKeepReusingStaysInTheViewWhileAnUnusedCopyLapses(StackAddresses stack) throws Exception {
         String topics = ViewTestSupport.topics(stack, "it-life");
         // Residency 1 s: an entry nothing confirms leaves ln(1 / 0.05) = 3 residencies after it was stored.
-        RoutingViewConfig config = ViewTestSupport.config(stack, topics, stack.redisUrl(),
+        KvRouterJobConfig config = ViewTestSupport.config(stack, topics, stack.redisUrl(),
                 "engine.default-residency", "1 s", "engine.suspect-after", "5 min", "engine.dead-after", "10 min");
         JobClient job = start(config, "confirmed on use");
         FakeEngine used = new FakeEngine(UniqueNames.topic("used"), 16);
@@ -139,7 +139,7 @@ class ViewLifecycleITCase {
         String topics = ViewTestSupport.topics(stack, "it-life");
         // Input first, so both jobs read exactly the same records from the start.
         try (KafkaProducer<String, Object> producer = producer(stack)) {
-            RoutingViewConfig any = config(stack, topics, 1, "30 s");
+            KvRouterJobConfig any = config(stack, topics, 1, "30 s");
             Random random = new Random(42);
             int[][] prompts = new int[6][];
             for (int i = 0; i < prompts.length; i++) {
@@ -162,8 +162,8 @@ class ViewLifecycleITCase {
             }
             producer.flush();
         }
-        RoutingViewConfig one = config(stack, topics, 1, "30 s");
-        RoutingViewConfig two = config(stack, topics, 2, "30 s");
+        KvRouterJobConfig one = config(stack, topics, 1, "30 s");
+        KvRouterJobConfig two = config(stack, topics, 2, "30 s");
         JobClient jobOne = start(one, "parallelism 1");
         JobClient jobTwo = start(two, "parallelism 2");
         try {
@@ -208,7 +208,7 @@ class ViewLifecycleITCase {
         }
     }
 
-    private static RoutingViewConfig config(StackAddresses stack, String topics, int parallelism, String viewTtl) {
+    private static KvRouterJobConfig config(StackAddresses stack, String topics, int parallelism, String viewTtl) {
         return ViewTestSupport.config(stack, topics, stack.redisUrl(),
                 "view.ttl", viewTtl,
                 "engine.suspect-after", "5 min",
@@ -216,9 +216,9 @@ class ViewLifecycleITCase {
                 "job.parallelism", Integer.toString(parallelism));
     }
 
-    private static JobClient start(RoutingViewConfig config, String name) throws Exception {
-        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
-        RoutingViewJob.wire(env, config);
+    private static JobClient start(KvRouterJobConfig config, String name) throws Exception {
+        StreamExecutionEnvironment env = KvRouterJob.environment(config);
+        KvRouterJob.wire(env, config);
         return env.executeAsync(name);
     }
 

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.contract.ViewLayout;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
@@ -54,7 +54,7 @@ public final class ViewTestSupport {
      * prefix, reading from the start, checkpoints every second, then {@code overrides}
      * (name, value, name, value, ...).
      */
-    public static RoutingViewConfig config(StackAddresses stack, String topics, String redisUrl, String... overrides) {
+    public static KvRouterJobConfig config(StackAddresses stack, String topics, String redisUrl, String... overrides) {
         Map<String, String> settings = new java.util.LinkedHashMap<>(Map.of(
                 "kafka.bootstrap", stack.kafkaBootstrap(),
                 "schema-registry.url", stack.schemaRegistryUrl(),
@@ -67,7 +67,7 @@ public final class ViewTestSupport {
         for (int i = 0; i < overrides.length; i += 2) {
             settings.put(overrides[i], overrides[i + 1]);
         }
-        return RoutingViewConfig.from(settings);
+        return KvRouterJobConfig.from(settings);
     }
 
     public static KafkaProducer<String, Object> producer(StackAddresses stack) {

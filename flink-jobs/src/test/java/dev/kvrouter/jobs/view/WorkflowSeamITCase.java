@@ -12,7 +12,7 @@ import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.io.DecodeFunction;
 import dev.kvrouter.jobs.io.RawRecord;
 import dev.kvrouter.jobs.ratios.RatiosWorkflow;
@@ -57,7 +57,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Both workflows of the job through their own seam: in-memory inputs and collecting sinks in a
- * MiniCluster, with no Kafka, registry or Redis (what {@link RoutingViewJob#wire} plugs in). Plain
+ * MiniCluster, with no Kafka, registry or Redis (what {@link KvRouterJob#wire} plugs in). Plain
  * Avro bytes stand in for the registry's wire format: the decoder is injected. One scripted run
  * covers the longest prefix, a busy engine, a sequence gap, a dead engine and dead letters.
  */
@@ -77,7 +77,7 @@ class WorkflowSeamITCase {
 
     @Test
     void theWorkflowsTurnEventsIntoTheViewOnInMemoryInputsAndOutputs() throws Exception {
-        RoutingViewConfig config = TestConfigs.with(
+        KvRouterJobConfig config = TestConfigs.with(
                 "engine.suspect-after", "1 s",
                 "engine.dead-after", "2 s",
                 "engine.queue-cap", "8",
@@ -148,8 +148,8 @@ class WorkflowSeamITCase {
         assertThat(letters.get(2).getReason()).contains("block_size 12 neither divides nor is a multiple");
     }
 
-    private static void run(RoutingViewConfig config) throws Exception {
-        StreamExecutionEnvironment env = RoutingViewJob.environment(config);
+    private static void run(KvRouterJobConfig config) throws Exception {
+        StreamExecutionEnvironment env = KvRouterJob.environment(config);
         env.setParallelism(1);
         DataGeneratorSource<RawRecord> source = new DataGeneratorSource<>(
                 (GeneratorFunction<Long, RawRecord>) index -> SCRIPT.get(index.intValue()).get(), SCRIPT.size(),
@@ -177,11 +177,11 @@ class WorkflowSeamITCase {
 
     // ---- the script ------------------------------------------------------------------------------
 
-    private static void kv(RoutingViewConfig config, FakeEngine e, Supplier<KvEventBatch> batch) {
+    private static void kv(KvRouterJobConfig config, FakeEngine e, Supplier<KvEventBatch> batch) {
         SCRIPT.add(() -> record(config.kafka().kvEventsTopic(), e.id, batch.get()));
     }
 
-    private static void load(RoutingViewConfig config, FakeEngine e, int waiting, int running) {
+    private static void load(KvRouterJobConfig config, FakeEngine e, int waiting, int running) {
         SCRIPT.add(() -> record(config.kafka().engineLoadTopic(), e.id, e.load(waiting, running)));
     }
 

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The project's own policy: the routing view in Redis, fed by the routing-view job from the
+ * The project's own policy: the routing view in Redis, fed by the kv-router job from the
  * fleet's published events, asked through {@link KvRouterClient#pick(long[], String, String, String)}
  * by one or more independent balancers, each with its own connection, with the requests dealt
  * among them by request id. They share nothing but Redis: each pick reserves its engine there, and

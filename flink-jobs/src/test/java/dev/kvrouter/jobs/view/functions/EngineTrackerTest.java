@@ -8,7 +8,7 @@ import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLifecycle;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.view.TestConfigs;
 import dev.kvrouter.jobs.view.model.EngineStatus;
@@ -34,7 +34,7 @@ class EngineTrackerTest {
     private final int[] tokens = IntStream.range(100, 100 + 64).toArray();
     private long seq;
 
-    private void open(RoutingViewConfig config) throws Exception {
+    private void open(KvRouterJobConfig config) throws Exception {
         harness = ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(new EngineTracker(config.view(), config.engines()),
                 b -> EngineTracker.engineKey(b.getEngineId(), b.getDataParallelRank()),
                 l -> EngineTracker.engineKey(l.getEngineId(), l.getDataParallelRank()), Types.STRING);
@@ -229,7 +229,7 @@ class EngineTrackerTest {
 
     @Test
     void afterARestoreNoEngineIsSilentForTheJobsOwnDowntime() throws Exception {
-        RoutingViewConfig config = TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s");
+        KvRouterJobConfig config = TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s");
         open(config);
         harness.processElement2(load(0, 1), 0);
         harness.processElement1(batch(0, stored(0, 2, 16)), 0);

@@ -7,7 +7,7 @@ import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLifecycle;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.view.TestConfigs;
 import dev.kvrouter.schemas.BlockHashes;
 import java.nio.ByteBuffer;
@@ -19,7 +19,7 @@ class ValidationTest {
 
     private final Validation v = validation(TestConfigs.with("limits.max-hashes-per-event", "4"));
 
-    private static Validation validation(RoutingViewConfig config) {
+    private static Validation validation(KvRouterJobConfig config) {
         return new Validation(config.limits(), config.view().chunkTokens());
     }
 

@@ -14,11 +14,11 @@ import org.apache.flink.configuration.ConfigOptions;
 /**
  * Every option of the kv-router job (routing view and ratios), declared once: key, type, default,
  * what it is for, and the rule its value must meet. Rules relating two options are in the settings
- * record that holds both ({@link RoutingViewConfig}).
+ * record that holds both ({@link KvRouterJobConfig}).
  */
-public final class RoutingViewOptions {
+public final class KvRouterJobOptions {
 
-    private RoutingViewOptions() {}
+    private KvRouterJobOptions() {}
 
     /** A Redis key prefix the view can use: keys hash-tag their slot with braces, so none in the prefix. */
     private static final Declared.Rule<String> KEY_PREFIX_RULE =
@@ -248,7 +248,7 @@ public final class RoutingViewOptions {
     /** Every option above, for validation of unknown keys and for --help. */
     public static List<ConfigOption<?>> all() {
         List<ConfigOption<?>> options = new ArrayList<>();
-        for (Field f : RoutingViewOptions.class.getFields()) {
+        for (Field f : KvRouterJobOptions.class.getFields()) {
             if (Modifier.isStatic(f.getModifiers()) && f.getType() == Declared.class) {
                 try {
                     options.add(((Declared<?>) f.get(null)).option());

@@ -5,8 +5,8 @@ import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.jobs.config.KafkaSettings;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
-import dev.kvrouter.jobs.config.RoutingViewOptions;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.jobs.config.KvRouterJobOptions;
 import dev.kvrouter.jobs.io.DecodeFunction;
 import dev.kvrouter.jobs.io.RawRecord;
 import dev.kvrouter.jobs.ratios.RatiosWorkflow;
@@ -55,23 +55,26 @@ import org.apache.kafka.clients.consumer.OffsetResetStrategy;
  * {@link RoutingViewWorkflow} (the routing view) and {@link RatiosWorkflow} (the per-class ratios),
  * and runs. Options: {@code --help}.
  */
-public final class RoutingViewJob {
+public final class KvRouterJob {
 
-    private RoutingViewJob() {}
+    /** The name the job runs under (Flink's web UI, logs, 'flink list'): it keeps the routing view and the ratios. */
+    public static final String JOB_NAME = "kv-router: routing view and ratios";
+
+    private KvRouterJob() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length == 1 && ("--help".equals(args[0]) || "-h".equals(args[0]))) {
             System.out.println(help());
             return;
         }
-        RoutingViewConfig config = RoutingViewConfig.from(parseArgs(args));
+        KvRouterJobConfig config = KvRouterJobConfig.from(parseArgs(args));
         StreamExecutionEnvironment env = environment(config);
         wire(env, config);
-        env.execute("kv-router routing view");
+        env.execute(JOB_NAME);
     }
 
     /** An environment as the job needs it: no Kryo fallback, object reuse, checkpoints on. */
-    public static StreamExecutionEnvironment environment(RoutingViewConfig config) {
+    public static StreamExecutionEnvironment environment(KvRouterJobConfig config) {
         return environment(config, null);
     }
 
@@ -81,7 +84,7 @@ public final class RoutingViewJob {
      *
      * @param fromSavepoint the savepoint's or checkpoint's directory; null to start from nothing
      */
-    public static StreamExecutionEnvironment environment(RoutingViewConfig config, String fromSavepoint) {
+    public static StreamExecutionEnvironment environment(KvRouterJobConfig config, String fromSavepoint) {
         Configuration conf = new Configuration();
         if (fromSavepoint != null) {
             conf.set(StateRecoveryOptions.SAVEPOINT_PATH, fromSavepoint);
@@ -133,7 +136,7 @@ public final class RoutingViewJob {
     }
 
     /** The Kafka sources, the Redis and Kafka sinks, around the workflow. */
-    public static void wire(StreamExecutionEnvironment env, RoutingViewConfig config) {
+    public static void wire(StreamExecutionEnvironment env, KvRouterJobConfig config) {
         DataStream<RawRecord> kvEvents = env.fromSource(source(config.kafka(), config.kafka().kvEventsTopic()),
                 WatermarkStrategy.noWatermarks(), "kv events").uid("source-kv-events");
         DataStream<RawRecord> loads = env.fromSource(source(config.kafka(), config.kafka().engineLoadTopic()),
@@ -171,7 +174,7 @@ public final class RoutingViewJob {
                         r -> ViewLayout.hex(r.getRootBlock()).getBytes(StandardCharsets.UTF_8))));
     }
 
-    static KafkaSink<Alert> alertsSink(RoutingViewConfig config) {
+    static KafkaSink<Alert> alertsSink(KvRouterJobConfig config) {
         return kafkaSink(config.kafka(), config.kafka().alertsTopic(), Alert.class,
                 a -> (a.getKind() + "/" + a.getSubject()).getBytes(StandardCharsets.UTF_8));
     }
@@ -180,7 +183,7 @@ public final class RoutingViewJob {
      * Requests to write the view again: one look at Redis a second ({@link ViewLossProbe}), paced by
      * a generated tick, one instance.
      */
-    static DataStream<ViewResync> viewResyncs(StreamExecutionEnvironment env, RoutingViewConfig config) {
+    static DataStream<ViewResync> viewResyncs(StreamExecutionEnvironment env, KvRouterJobConfig config) {
         GeneratorFunction<Long, Long> tick = index -> index;
         return env.fromSource(new DataGeneratorSource<>(tick, Long.MAX_VALUE, RateLimiterStrategy.perSecond(1), Types.LONG),
                         WatermarkStrategy.noWatermarks(), "redis view probe tick").uid("source-view-probe-tick").setParallelism(1)
@@ -188,11 +191,11 @@ public final class RoutingViewJob {
                 .name("redis view probe").uid("view-loss-probe").setParallelism(1);
     }
 
-    static RedisViewSink viewSink(RoutingViewConfig config) {
+    static RedisViewSink viewSink(KvRouterJobConfig config) {
         return new RedisViewSink(viewSinkOptions(config));
     }
 
-    static RedisViewSinkOptions viewSinkOptions(RoutingViewConfig config) {
+    static RedisViewSinkOptions viewSinkOptions(KvRouterJobConfig config) {
         return RedisViewSinkOptions.defaults(config.view().redisUrl())
                 .withKeyPrefix(config.view().keyPrefix())
                 .withView(config.view().chunkTokens(), config.view().tagDepth(), config.view().busyFactor(), config.view().confidenceFloor(),
@@ -203,7 +206,7 @@ public final class RoutingViewJob {
     }
 
     /** The cost model's figures for pick's cost view and the reservations' life (redis-sink/README.md). */
-    static Map<String, String> metaFigures(RoutingViewConfig config) {
+    static Map<String, String> metaFigures(KvRouterJobConfig config) {
         var model = config.cost().model();
         return Map.of(
                 "reservation_ttl_ms", Long.toString(config.view().reservationTtl().toMillis()),
@@ -281,9 +284,9 @@ public final class RoutingViewJob {
 
     public static String help() {
         StringBuilder b = new StringBuilder("kv-router job (routing view and per-class ratios). Options (--name value):\n");
-        for (var o : RoutingViewOptions.all()) {
+        for (var o : KvRouterJobOptions.all()) {
             b.append("  --").append(o.key()).append(o.hasDefaultValue() ? "  (default: " + o.defaultValue() + ")" : "").append('\n')
-                    .append("      ").append(RoutingViewOptions.describe(o)).append('\n');
+                    .append("      ").append(KvRouterJobOptions.describe(o)).append('\n');
         }
         return b.toString();
     }

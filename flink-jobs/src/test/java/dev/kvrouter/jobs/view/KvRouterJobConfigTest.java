@@ -4,18 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvrouter.jobs.config.Declared;
-import dev.kvrouter.jobs.config.RoutingViewConfig;
-import dev.kvrouter.jobs.config.RoutingViewOptions;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.jobs.config.KvRouterJobOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-class RoutingViewConfigTest {
+class KvRouterJobConfigTest {
 
     @Test
     void defaultsNeedOnlyTheThreeAddresses() {
-        RoutingViewConfig c = TestConfigs.with();
+        KvRouterJobConfig c = TestConfigs.with();
         assertThat(c.view().chunkTokens()).isEqualTo(16);
         assertThat(c.kafka().kvEventsTopic()).isEqualTo("kvr.kv-events");
         assertThat(c.view().ttl()).isEqualTo(Duration.ofSeconds(30));
@@ -25,7 +25,7 @@ class RoutingViewConfigTest {
 
     @Test
     void everyProblemIsReportedAtOnce() {
-        assertThatThrownBy(() -> RoutingViewConfig.from(Map.of(
+        assertThatThrownBy(() -> KvRouterJobConfig.from(Map.of(
                 "redis.url", "redis://127.0.0.1:1",
                 "view.chunk-tokens", "0",
                 "view.busy-factor", "0.5",
@@ -53,8 +53,8 @@ class RoutingViewConfigTest {
 
     @Test
     void helpListsEveryOptionWithItsDefault() {
-        String help = RoutingViewJob.help();
-        for (var o : RoutingViewOptions.all()) {
+        String help = KvRouterJob.help();
+        for (var o : KvRouterJobOptions.all()) {
             assertThat(help).contains("--" + o.key());
         }
         assertThat(help).contains("--view.chunk-tokens  (default: 16)");
@@ -62,9 +62,9 @@ class RoutingViewConfigTest {
 
     @Test
     void everyOptionIsDeclaredOnceUnderItsOwnKeyWithADescription() {
-        List<String> keys = RoutingViewOptions.all().stream().map(o -> o.key()).toList();
+        List<String> keys = KvRouterJobOptions.all().stream().map(o -> o.key()).toList();
         assertThat(keys).as("option keys").doesNotHaveDuplicates().hasSizeGreaterThan(40);
-        for (var o : RoutingViewOptions.all()) {
+        for (var o : KvRouterJobOptions.all()) {
             assertThat(o.description().toString()).as(o.key()).isNotBlank();
         }
     }
@@ -72,7 +72,7 @@ class RoutingViewConfigTest {
     @Test
     void everyDefaultMeetsTheRuleDeclaredBesideIt() throws IllegalAccessException {
         int checked = 0;
-        for (java.lang.reflect.Field f : RoutingViewOptions.class.getFields()) {
+        for (java.lang.reflect.Field f : KvRouterJobOptions.class.getFields()) {
             if (f.getType() == Declared.class) {
                 Declared<?> option = (Declared<?>) f.get(null);
                 if (option.defaultValue() != null) {
@@ -96,7 +96,7 @@ class RoutingViewConfigTest {
                 .hasMessageContaining("has 1 problem(s)")
                 .hasMessageContaining("engine.suspect-after:");
         // Each slice carries only its own options.
-        RoutingViewConfig c = TestConfigs.with("replicas.min", "3", "replicas.max", "5", "engine.queue-cap", "9");
+        KvRouterJobConfig c = TestConfigs.with("replicas.min", "3", "replicas.max", "5", "engine.queue-cap", "9");
         assertThat(c.replicas().min()).isEqualTo(3);
         assertThat(c.replicas().max()).isEqualTo(5);
         assertThat(c.engines().queueCap()).isEqualTo(9);
@@ -104,7 +104,7 @@ class RoutingViewConfigTest {
 
     @Test
     void argumentsTakeBothForms() {
-        assertThat(RoutingViewJob.parseArgs(new String[] {"--a", "1", "--b=2"})).containsEntry("a", "1").containsEntry("b", "2");
-        assertThatThrownBy(() -> RoutingViewJob.parseArgs(new String[] {"--a"})).hasMessageContaining("has no value");
+        assertThat(KvRouterJob.parseArgs(new String[] {"--a", "1", "--b=2"})).containsEntry("a", "1").containsEntry("b", "2");
+        assertThatThrownBy(() -> KvRouterJob.parseArgs(new String[] {"--a"})).hasMessageContaining("has no value");
     }
 }

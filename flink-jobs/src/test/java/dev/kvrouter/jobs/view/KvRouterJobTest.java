@@ -9,12 +9,12 @@ import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.junit.jupiter.api.Test;
 
-class RoutingViewJobTest {
+class KvRouterJobTest {
 
     @Test
     void withoutAWordFromTheClusterTheJobRestartsWithExponentialDelayAndKeepsItsCheckpoints() {
         Configuration conf = new Configuration();
-        RoutingViewJob.recoveryDefaults(new Configuration(), conf);
+        KvRouterJob.recoveryDefaults(new Configuration(), conf);
         assertThat(conf.get(RestartStrategyOptions.RESTART_STRATEGY)).isEqualTo("exponential-delay");
         assertThat(conf.get(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF)).isEqualTo(Duration.ofMinutes(1));
         assertThat(conf.get(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION))
@@ -27,7 +27,7 @@ class RoutingViewJobTest {
         given.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         given.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, ExternalizedCheckpointRetention.DELETE_ON_CANCELLATION);
         Configuration conf = new Configuration();
-        RoutingViewJob.recoveryDefaults(given, conf);
+        KvRouterJob.recoveryDefaults(given, conf);
         assertThat(conf.getOptional(RestartStrategyOptions.RESTART_STRATEGY)).isEmpty();
         assertThat(conf.getOptional(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)).isEmpty();
     }

@@ -13,22 +13,22 @@ import org.apache.flink.configuration.Configuration;
  * The routing-view job's configuration: immutable, typed, validated once, one record per concern so
  * each function receives only the slice it uses. {@link #from} reports every problem (missing,
  * malformed, out of range, unknown keys, rules relating two options) in one exception. Each option
- * is declared once, with its default, description and rule, in {@link RoutingViewOptions}.
+ * is declared once, with its default, description and rule, in {@link KvRouterJobOptions}.
  */
-public record RoutingViewConfig(KafkaSettings kafka, ViewSettings view, EngineSettings engines, InputLimits limits, CostSettings cost,
+public record KvRouterJobConfig(KafkaSettings kafka, ViewSettings view, EngineSettings engines, InputLimits limits, CostSettings cost,
         RatioSettings ratios, ReplicaSettings replicas, RuntimeSettings runtime) implements Serializable {
 
-    public static RoutingViewConfig from(Map<String, String> settings) {
+    public static KvRouterJobConfig from(Map<String, String> settings) {
         return from(Configuration.fromMap(settings), settings.keySet());
     }
 
-    static RoutingViewConfig from(Configuration c, Set<String> givenKeys) {
+    static KvRouterJobConfig from(Configuration c, Set<String> givenKeys) {
         List<String> problems = new ArrayList<>();
-        Set<String> known = RoutingViewOptions.all().stream().map(ConfigOption::key).collect(Collectors.toSet());
+        Set<String> known = KvRouterJobOptions.all().stream().map(ConfigOption::key).collect(Collectors.toSet());
         givenKeys.stream().filter(k -> !known.contains(k)).sorted()
                 .forEach(k -> problems.add("unknown option '" + k + "' (see --help for the options)"));
         OptionReader r = new OptionReader(c, problems);
-        RoutingViewConfig config = new RoutingViewConfig(KafkaSettings.read(r), ViewSettings.read(r), EngineSettings.read(r),
+        KvRouterJobConfig config = new KvRouterJobConfig(KafkaSettings.read(r), ViewSettings.read(r), EngineSettings.read(r),
                 InputLimits.read(r), CostSettings.read(r), RatioSettings.read(r), ReplicaSettings.read(r), RuntimeSettings.read(r));
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("the kv-router job's configuration has " + problems.size()
