@@ -74,12 +74,7 @@ end
 --   <res>:prefill         hash  engine -> queued_ms|at_ms: prefill placed there, drained in real time
 --   <res>:done:<engine>   zset  request id, scored by when it was reported done: requests the
 --                               engine's last load report still counts, one less each until the next
---   <res>:ended:<engine>  zset  request id, scored by when it was reported done: every request done
---                               there in the last DONE_KEEP_MS (at most RESERVATION_CAP), the pace
---                               its slots actually free at
---   <res>:ended           string  set by every kvr_done: balancers report requests done, so an
---                               engine with no ended entries freed no slot (one read per pick)
--- Every key expires reservation_ttl_ms (done, ended: DONE_KEEP_MS) after its last write: with no balancer
+-- Every key expires reservation_ttl_ms (done: DONE_KEEP_MS) after its last write: with no balancer
 -- left, nothing stays.
 local DEFAULT_RESERVATION_TTL_MS = 60000
 -- Reservations one engine keeps at most (the oldest leave first).
@@ -215,21 +210,13 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
       if oldest then e.slot_ms = math.max(0, now - tonumber(oldest)) end
     end
   end
-  -- How long a full engine takes to free each slot a request placed there waits for. Its mean slot
-  -- time over its slots assumes its requests end spread out, as they do once it has run full a
-  -- while; requests placed together (a burst, an engine that just filled) end together, seconds on.
-  -- Where balancers report requests done, the slots it freed over the last slot time say which:
-  -- that window over (freed + 1) per slot, and never less than the mean's pace.
-  local ended_seen
-  for id, e in pairs(engines) do
+  -- How long a full engine takes to free each slot a request placed there waits for: its mean slot
+  -- time over its slots. (The pace of its last completions, tried in run 7, predicted the wait worse
+  -- on every run it was checked against: the completions of the last slot time say little about the
+  -- next, BENCHMARKS.md run 9.)
+  for _, e in pairs(engines) do
     if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
       e.free_ms = e.slot_ms / e.slots
-      if ended_seen == nil then ended_seen = redis.call('EXISTS', res .. ':ended') == 1 end
-      if ended_seen then
-        local window = math.min(e.slot_ms, DONE_KEEP_MS)
-        local freed = redis.call('ZCOUNT', res .. ':ended:' .. id, '(' .. (now - window), '+inf')
-        e.free_ms = math.max(e.free_ms, window / (freed + 1))
-      end
     end
   end
   -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting is
@@ -751,12 +738,6 @@ local function done(keys, args)
         redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. (now - DONE_KEEP_MS))
         redis.call('PEXPIRE', key, DONE_KEEP_MS)
       end
-      local ended = res .. ':ended:' .. engine
-      redis.call('ZADD', ended, now, args[i])
-      redis.call('ZREMRANGEBYSCORE', ended, '-inf', '(' .. (now - DONE_KEEP_MS))
-      redis.call('ZREMRANGEBYRANK', ended, 0, -(RESERVATION_CAP + 1))
-      redis.call('PEXPIRE', ended, DONE_KEEP_MS)
-      redis.call('SET', res .. ':ended', '1', 'PX', DONE_KEEP_MS)
       released = released + release(res, args[i])
     end
   end
