@@ -35,10 +35,16 @@ public record Declared<T>(ConfigOption<T> option, Rule<T> rule) {
         if (p == null) {
             return null;
         }
-        return key() + " " + p + (p.equals(MISSING) ? ": " + KvRouterJobOptions.describe(option) : "");
+        return key() + " " + p + (p.equals(MISSING) ? ": " + describe(option) : "");
     }
 
     private static final String MISSING = "is required";
+
+    /** An option's description as plain text. */
+    public static String describe(ConfigOption<?> option) {
+        return new org.apache.flink.configuration.description.HtmlFormatter().format(option.description())
+                .replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'").replace("&quot;", "\"").replace("&amp;", "&");
+    }
 
     public static <T> Rule<T> any() {
         return v -> null;

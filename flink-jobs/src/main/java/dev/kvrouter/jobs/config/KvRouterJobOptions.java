@@ -239,12 +239,6 @@ public final class KvRouterJobOptions {
             .defaultValue(1).withDescription("Parallelism of the job's keyed operators."),
             atLeast(1));
 
-    /** An option's description as plain text. */
-    public static String describe(ConfigOption<?> option) {
-        return new org.apache.flink.configuration.description.HtmlFormatter().format(option.description())
-                .replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'").replace("&quot;", "\"").replace("&amp;", "&");
-    }
-
     /** Every option above, for validation of unknown keys and for --help. */
     public static List<ConfigOption<?>> all() {
         List<ConfigOption<?>> options = new ArrayList<>();

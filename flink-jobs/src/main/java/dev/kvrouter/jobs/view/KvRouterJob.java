@@ -4,6 +4,7 @@ import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineStateChange;
+import dev.kvrouter.jobs.config.Declared;
 import dev.kvrouter.jobs.config.KafkaSettings;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.config.KvRouterJobOptions;
@@ -286,7 +287,7 @@ public final class KvRouterJob {
         StringBuilder b = new StringBuilder("kv-router job (routing view and per-class ratios). Options (--name value):\n");
         for (var o : KvRouterJobOptions.all()) {
             b.append("  --").append(o.key()).append(o.hasDefaultValue() ? "  (default: " + o.defaultValue() + ")" : "").append('\n')
-                    .append("      ").append(KvRouterJobOptions.describe(o)).append('\n');
+                    .append("      ").append(Declared.describe(o)).append('\n');
         }
         return b.toString();
     }
