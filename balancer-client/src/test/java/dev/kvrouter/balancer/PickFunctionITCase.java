@@ -301,15 +301,31 @@ class PickFunctionITCase {
     }
 
     @Test
-    void untilAnEnginesSlotsAreLearnedLoadAloneStillTurnsAHotHolderAway() {
-        // As above, but no engine has had requests waiting yet (the first seconds of a burst): how
-        // many requests e1 can run at once is unknown, so the delay cannot tell it is filling up.
+    void untilTheFleetsSlotsAreLearnedAHolderWithRequestsWaitingIsHotByLoadAlone() {
+        // No engine's slots known yet, so the delay cannot tell an engine is filling up; e1's report
+        // shows 3 requests waiting, over 2 x the mean of 1.33.
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
         holdWholePrompt("e1");
         engine("e1", "READY", 3, 1);
         engine("e2", "READY", 1, 1);
         engine("e3", "READY", 0, 1);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_HOT");
+    }
+
+    @Test
+    void untilTheFleetsSlotsAreLearnedAHolderWithNothingWaitingIsHotOnlyByWhatWasPlacedThereSince() {
+        // No engine's slots known yet. e1 ran 3 requests with none waiting at its last report: it had a
+        // slot free for each, so the prompt's next requests start there at once (run 9: its running
+        // requests alone made it hot, and a popular prompt went cold to other engines).
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
+        holdWholePrompt("e1");
+        for (String[] e : new String[][] {{"e1", "3"}, {"e2", "1"}, {"e3", "0"}}) {
+            redis.hset(layout.enginesKey(), e[0], new EngineEntry("READY", 0, Integer.parseInt(e[1]), 500, TAU, 1, false, now).encode());
+        }
+        List<String> reasons = IntStream.range(0, 10).mapToObj(i -> pick(router, chain).reason()).toList();
+        // Placed since e1's report: 9 before the tenth pick, over 2 x the mean (3 + 9 + 1 + 0) / 3.
+        assertThat(reasons.subList(0, 9)).as("e1 took 8 since its report, not over 2 x 4").containsOnly("AFFINITY");
+        assertThat(reasons.get(9)).isEqualTo("SPILL_HOT");
     }
 
     /** A READY engine with 4 slots and a 4 s slot time learned, running {@code count} requests. */

@@ -448,7 +448,14 @@ local function decide(h, n, class, max_age, match)
     if e.slots > 0 and e.load >= e.slots and h.free_slots then return 'SPILL_BUSY' end
     -- Hot: above busy_factor times the fleet mean, and never under busy_factor requests (an engine
     -- with one or two requests in a nearly idle fleet concentrates nothing; LoadStats.hotAbove).
-    if e.load > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
+    -- Until the fleet's slots are learned (no engine has had a request wait yet), an engine whose
+    -- last report showed none waiting had a slot free for each request it ran then: only what was
+    -- placed there since (by any balancer) can have filled it, so only that counts. Its running
+    -- requests alone would send a popular prompt's requests cold elsewhere, each paying the whole
+    -- prefill, while the holder starts them at once (system-prompt, run 9).
+    local counted = e.load
+    if e.slots == 0 and e.waiting == 0 then counted = e.load - e.running end
+    if counted > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
     return nil
   end
 
