@@ -777,6 +777,22 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aPlacementOnAHolderKeepsWhatItHeldReadyOnlyTheBlocksItBringsWaitForItsPrefill() throws InterruptedException {
+        // 640 tokens/s: 4 blocks (64 tokens) are 100 ms of prefill. The view holds nothing.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "640"));
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "COLD");
+        Thread.sleep(150);
+        // e3 holds the 4 blocks now. A prompt of 8 blocks starting with them brings 4 more: 100 ms on e3.
+        long[] longer = new CanonicalBlockHasher(16).chain("m", null, IntStream.range(0, 128).toArray(), List.of());
+        assertThat(pick(router, longer)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 4, "AFFINITY");
+        // Meanwhile e3 still holds the first 4: the 4-block prompt goes there (100 ms of queued prefill
+        // against 300 ms cold elsewhere), not cold to e1 as if e3 were computing them again.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 4, "AFFINITY");
+    }
+
+    @Test
     void anObserverSeesPendingPrefixesAndRecordsNone(StackAddresses stack) throws InterruptedException {
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "64000")); // the prompt is a millisecond of prefill
         try (KvRouterClient observer = new KvRouterClient(options(stack.redisUrl()).observing())) {

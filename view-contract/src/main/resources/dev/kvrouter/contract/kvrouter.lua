@@ -257,10 +257,13 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
 end
 
 -- Records that `engine` will hold the prompt's sampled prefixes from `ready` on (h.sampled: the
--- prompt's hashes at the sampled positions), and keeps the pending prefixes bounded: a holder
+-- prompt's hashes at the sampled positions h.at), and keeps the pending prefixes bounded: a holder
 -- leaves PENDING_MS after it is ready, a block hash keeps PENDING_HOLDERS, the hash PENDING_CAP
--- block hashes (expired ones swept, at most SWEEP a call, then the soonest to expire).
-local function pend(h, engine, ready)
+-- block hashes (expired ones swept, at most SWEEP a call, then the soonest to expire). The first
+-- `held` blocks the engine holds already (the run the placement matched there): they are ready now,
+-- only the blocks the placement brings wait for its prefill. (Marking the whole prompt as still
+-- being computed hid a burst's holder from the next requests, which went cold elsewhere: run 10.)
+local function pend(h, engine, ready, held)
   local key, now = h.res .. ':pending', h.now
   local by_time = key .. ':by-time'
   local epoch = h.engines[engine].epoch
@@ -268,7 +271,7 @@ local function pend(h, engine, ready)
   -- The pick read these fields already when it matched them (nothing writes between).
   local values = h.pending_values or redis.call('HMGET', key, unpack(fields))
   for i, field in ipairs(fields) do
-    local kept = {{id = engine, ready = ready, epoch = epoch}}
+    local kept = {{id = engine, ready = h.at[i] <= held and now or ready, epoch = epoch}}
     for id, entry in pairs(holders(values[i])) do
       if id ~= engine and entry.stored + PENDING_MS > now then
         kept[#kept + 1] = {id = id, ready = entry.stored, epoch = entry.epoch}
@@ -369,7 +372,7 @@ local function reserve(h, result, request, n)
   redis.call('PEXPIRE', res .. ':by-time', ttl)
   redis.call('PEXPIRE', by_engine, ttl)
   -- Without a prefill rate there is no telling when the engine holds the prompt: nothing pending.
-  if h.prefill_rate and h.sampled and #h.sampled > 0 then pend(h, engine, ready) end
+  if h.prefill_rate and h.sampled and #h.sampled > 0 then pend(h, engine, ready, result[2]) end
 end
 
 -- The decision, given the head and the prompt's match: match() returns each holder's longest
@@ -691,7 +694,7 @@ local function pick_with(keys, args, reserving)
   local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now, engine_set(args[6 + n]))
   if not h then return NO_VIEW end
   local at = sampled(n)
-  h.sampled = {}
+  h.at, h.sampled = at, {}
   for i, p in ipairs(at) do h.sampled[i] = args[5 + p] end
   local result = decide(h, n, args[2], tonumber(args[1]), function()
     local depth, conf = match_in_view(h, keys[3], keys[4], {unpack(args, 6, 5 + n)})
@@ -715,6 +718,7 @@ local function place(keys, args)
   local at = sampled(n)
   local h = read_head(keys[1], keys[2], keys[3], keys[4], args[3], now, engine_set(args[7 + #at]))
   if not h then return NO_VIEW end
+  h.at = at
   if #args >= 6 + #at then h.sampled = {unpack(args, 7, 6 + #at)} end
   local result = decide(h, n, args[2], tonumber(args[1]), function()
     local depth, conf = {}, {}
