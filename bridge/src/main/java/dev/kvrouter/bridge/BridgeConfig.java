@@ -1,6 +1,7 @@
 package dev.kvrouter.bridge;
 
 import dev.kvrouter.common.Durations;
+import dev.kvrouter.common.TopicNames;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -64,15 +65,15 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
     }
 
     public String kvEventsTopic() {
-        return topicPrefix + "kvr.kv-events";
+        return topicPrefix + TopicNames.KV_EVENTS;
     }
 
     public String engineLoadTopic() {
-        return topicPrefix + "kvr.engine-load";
+        return topicPrefix + TopicNames.ENGINE_LOAD;
     }
 
     public String deadLetterTopic() {
-        return topicPrefix + "kvr.dead-letter";
+        return topicPrefix + TopicNames.DEAD_LETTER;
     }
 
     /** Reads and checks every setting; unknown names are errors (a typo must not silently keep a default). */

@@ -29,7 +29,7 @@ public final class TopicsCommand {
 
     static class FileOptions {
         @Option(names = "--file", paramLabel = "YAML",
-                description = "Topic declarations (default: the kvr-topics.yaml bundled with kv-router, kafka-topics/src/main/resources).")
+                description = "Topic declarations (default: the kvr-topics.yaml bundled with kv-router, common/src/main/resources).")
         Path file;
 
         @Option(names = "--prefix", paramLabel = "PREFIX", defaultValue = "",

@@ -3,6 +3,7 @@ package dev.kvrouter.topics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.schemas.KvrSchemas;
 import org.apache.avro.Schema;
 import org.junit.jupiter.api.Test;
@@ -19,6 +20,13 @@ class TopicCatalogTest {
             assertThat(t.key()).isNotBlank();
             assertThat(t.configs()).containsKey("cleanup.policy");
         });
+    }
+
+    @Test
+    void theGeneratedTopicNamesAreTheBundledFilesTopicsParsedAsYaml() {
+        // TopicNames comes from a line reader at build time (common/src/build); this is the YAML parser's view.
+        assertThat(TopicNames.ALL).containsExactlyElementsOf(TopicCatalog.bundled().topics().stream().map(TopicSpec::name).toList());
+        assertThat(TopicNames.KV_EVENTS).isEqualTo("kvr.kv-events");
     }
 
     @Test

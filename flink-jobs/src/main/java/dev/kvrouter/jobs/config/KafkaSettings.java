@@ -2,6 +2,7 @@ package dev.kvrouter.jobs.config;
 
 import static dev.kvrouter.jobs.config.KvRouterJobOptions.*;
 
+import dev.kvrouter.common.TopicNames;
 import java.io.Serializable;
 
 /** Where the job reads and writes: the Kafka cluster, the schema registry, the topics' prefix and the sources' group. */
@@ -18,42 +19,42 @@ public record KafkaSettings(String bootstrap, String schemaRegistryUrl, String t
     }
 
     public String kvEventsTopic() {
-        return topic("kvr.kv-events");
+        return topic(TopicNames.KV_EVENTS);
     }
 
     public String engineLoadTopic() {
-        return topic("kvr.engine-load");
+        return topic(TopicNames.ENGINE_LOAD);
     }
 
     public String deadLetterTopic() {
-        return topic("kvr.dead-letter");
+        return topic(TopicNames.DEAD_LETTER);
     }
 
     public String viewChangelogTopic() {
-        return topic("kvr.view-changelog");
+        return topic(TopicNames.VIEW_CHANGELOG);
     }
 
     public String routingDecisionsTopic() {
-        return topic("kvr.routing-decisions");
+        return topic(TopicNames.ROUTING_DECISIONS);
     }
 
     public String requestOutcomesTopic() {
-        return topic("kvr.request-outcomes");
+        return topic(TopicNames.REQUEST_OUTCOMES);
     }
 
     public String classRatiosTopic() {
-        return topic("kvr.class-ratios");
+        return topic(TopicNames.CLASS_RATIOS);
     }
 
     public String alertsTopic() {
-        return topic("kvr.alerts");
+        return topic(TopicNames.ALERTS);
     }
 
     public String replicationRecommendationsTopic() {
-        return topic("kvr.replication-recommendations");
+        return topic(TopicNames.REPLICATION_RECOMMENDATIONS);
     }
 
     public String engineStateTopic() {
-        return topic("kvr.engine-state");
+        return topic(TopicNames.ENGINE_STATE);
     }
 }

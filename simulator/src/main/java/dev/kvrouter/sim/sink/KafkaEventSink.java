@@ -1,5 +1,6 @@
 package dev.kvrouter.sim.sink;
 
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.events.RequestOutcome;
@@ -25,8 +26,8 @@ public final class KafkaEventSink implements EventSink {
     /** The four topics this sink writes, under a prefix ({@code kvr-topics.yaml} names). */
     public record Topics(String kvEvents, String engineLoad, String outcomes, String decisions) {
         public static Topics withPrefix(String prefix) {
-            return new Topics(prefix + "kvr.kv-events", prefix + "kvr.engine-load", prefix + "kvr.request-outcomes",
-                    prefix + "kvr.routing-decisions");
+            return new Topics(prefix + TopicNames.KV_EVENTS, prefix + TopicNames.ENGINE_LOAD, prefix + TopicNames.REQUEST_OUTCOMES,
+                    prefix + TopicNames.ROUTING_DECISIONS);
         }
     }
 
