@@ -793,6 +793,21 @@ class PickFunctionITCase {
     }
 
     @Test
+    void anEngineComputingAPromptHoldsItWhenTheFirstCopyIsDoneThoughASecondFollowsIt() throws InterruptedException {
+        // 640 tokens/s: the 4-block prompt is 100 ms of prefill. e3 is the only live engine, so a second
+        // request for the prompt goes there while the first copy is computed, and queues behind it.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "640"));
+        engine("e1", "DEAD", 0, 1);
+        engine("e2", "DEAD", 0, 1);
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "COLD");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "COLD");
+        Thread.sleep(150);
+        // The first copy is done at 100 ms (the second at 200): e3 holds the prompt now.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e3", 4, "AFFINITY");
+    }
+
+    @Test
     void anObserverSeesPendingPrefixesAndRecordsNone(StackAddresses stack) throws InterruptedException {
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "64000")); // the prompt is a millisecond of prefill
         try (KvRouterClient observer = new KvRouterClient(options(stack.redisUrl()).observing())) {

@@ -263,6 +263,8 @@ end
 -- `held` blocks the engine holds already (the run the placement matched there): they are ready now,
 -- only the blocks the placement brings wait for its prefill. (Marking the whole prompt as still
 -- being computed hid a burst's holder from the next requests, which went cold elsewhere: run 10.)
+-- And a copy already on its way to the engine (same cache epoch) makes it a holder when that copy
+-- is done, whichever placement finishes later.
 local function pend(h, engine, ready, held)
   local key, now = h.res .. ':pending', h.now
   local by_time = key .. ':by-time'
@@ -271,12 +273,18 @@ local function pend(h, engine, ready, held)
   -- The pick read these fields already when it matched them (nothing writes between).
   local values = h.pending_values or redis.call('HMGET', key, unpack(fields))
   for i, field in ipairs(fields) do
-    local kept = {{id = engine, ready = h.at[i] <= held and now or ready, epoch = epoch}}
+    local mine = h.at[i] <= held and now or ready
+    local kept = {}
     for id, entry in pairs(holders(values[i])) do
-      if id ~= engine and entry.stored + PENDING_MS > now then
-        kept[#kept + 1] = {id = id, ready = entry.stored, epoch = entry.epoch}
+      if entry.stored + PENDING_MS > now then
+        if id ~= engine then
+          kept[#kept + 1] = {id = id, ready = entry.stored, epoch = entry.epoch}
+        elseif entry.epoch == epoch then
+          mine = math.min(mine, math.max(entry.stored, now))
+        end
       end
     end
+    kept[#kept + 1] = {id = engine, ready = mine, epoch = epoch}
     table.sort(kept, function(a, b) return a.ready > b.ready end)
     local parts, last = {}, 0
     for j = 1, math.min(#kept, PENDING_HOLDERS) do
