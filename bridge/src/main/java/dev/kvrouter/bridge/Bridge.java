@@ -1,5 +1,6 @@
 package dev.kvrouter.bridge;
 
+import dev.kvrouter.common.TopicNames;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -103,7 +104,7 @@ public final class Bridge implements AutoCloseable {
      * @throws IllegalStateException naming what is missing and what to run
      */
     public static void checkTopics(BridgeConfig config, Duration timeout) {
-        List<String> topics = List.of(config.kvEventsTopic(), config.engineLoadTopic(), config.deadLetterTopic());
+        List<String> topics = List.of(config.topic(TopicNames.KV_EVENTS), config.topic(TopicNames.ENGINE_LOAD), config.topic(TopicNames.DEAD_LETTER));
         try (Admin admin = Admin.create(Map.of(
                 "bootstrap.servers", config.kafkaBootstrap(), "default.api.timeout.ms", (int) timeout.toMillis(),
                 "request.timeout.ms", (int) timeout.toMillis()))) {

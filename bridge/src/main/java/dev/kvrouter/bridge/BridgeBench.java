@@ -1,5 +1,6 @@
 package dev.kvrouter.bridge;
 
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.topics.TopicApplier;
@@ -51,8 +52,7 @@ public final class BridgeBench {
 
         @Override
         public Integer call() throws Exception {
-            StackAddresses stack = StackAddresses.fromEnv(System.getenv()).orElseThrow(() -> new IllegalStateException(
-                    "no stack to measure: run './kvr stack up' first (or set KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL and REDIS_URL)"));
+            StackAddresses stack = StackAddresses.toMeasure();
             run(stack.kafkaBootstrap(), stack.schemaRegistryUrl(), batches, engines, blocks, System.out);
             return 0;
         }
@@ -99,13 +99,13 @@ public final class BridgeBench {
                 .setEvents(decoded.events()).build();
         double rawRate;
         try (KafkaProducer<String, Object> producer = new KafkaProducer<>(KafkaOutbox.producerConfig(config))) {
-            producer.send(new ProducerRecord<>(config.kvEventsTopic(), "warm-up", template)).get();
+            producer.send(new ProducerRecord<>(config.topic(TopicNames.KV_EVENTS), "warm-up", template)).get();
             long t0 = System.nanoTime();
             for (int i = 0; i < batches; i++) {
                 // The same events object each time (a copying builder would add work the bridge does not do).
                 KvEventBatch b = KvEventBatch.newBuilder().setEngineId("bench-raw-" + (i % engines)).setModel(template.getModel())
                         .setSeq(i / engines).setTsMs(template.getTsMs()).setEvents(template.getEvents()).build();
-                producer.send(new ProducerRecord<>(config.kvEventsTopic(), b.getEngineId(), b));
+                producer.send(new ProducerRecord<>(config.topic(TopicNames.KV_EVENTS), b.getEngineId(), b));
             }
             producer.flush();
             rawRate = batches / ((System.nanoTime() - t0) / 1e9);

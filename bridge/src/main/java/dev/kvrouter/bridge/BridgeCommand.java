@@ -1,5 +1,6 @@
 package dev.kvrouter.bridge;
 
+import dev.kvrouter.common.TopicNames;
 import picocli.CommandLine.Mixin;
 import dev.kvrouter.common.cli.TopicsPrefixOption;
 import dev.kvrouter.common.cli.RegistryOption;
@@ -90,7 +91,7 @@ public final class BridgeCommand implements Callable<Integer> {
         }, "kvr-bridge-stop");
         Runtime.getRuntime().addShutdownHook(stop);
         System.out.printf("kvr bridge: %d engine(s) from %s -> %s, %s (%s); %s%n", bridge.engines().size(), config,
-                bridgeConfig.kvEventsTopic(), bridgeConfig.engineLoadTopic(), bridgeConfig.kafkaBootstrap(),
+                bridgeConfig.topic(TopicNames.KV_EVENTS), bridgeConfig.topic(TopicNames.ENGINE_LOAD), bridgeConfig.kafkaBootstrap(),
                 duration == null ? "Ctrl-C stops it" : "stopping after " + duration);
         if (duration == null) {
             stopped.await();

@@ -64,16 +64,9 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
         producerOverrides = Map.copyOf(producerOverrides);
     }
 
-    public String kvEventsTopic() {
-        return topicPrefix + TopicNames.KV_EVENTS;
-    }
-
-    public String engineLoadTopic() {
-        return topicPrefix + TopicNames.ENGINE_LOAD;
-    }
-
-    public String deadLetterTopic() {
-        return topicPrefix + TopicNames.DEAD_LETTER;
+    /** A topic of the catalogue ({@link TopicNames}) under the configured prefix. */
+    public String topic(String name) {
+        return topicPrefix + name;
     }
 
     /** Reads and checks every setting; unknown names are errors (a typo must not silently keep a default). */

@@ -1,5 +1,6 @@
 package dev.kvrouter.bridge;
 
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
@@ -94,17 +95,17 @@ final class KafkaOutbox implements AutoCloseable {
 
     /** Queues a batch keyed by engine id; false (and counted as dropped) when the queue is full. */
     boolean offer(KvEventBatch batch, long receivedNanos) {
-        return offer(Kind.BATCH, config.kvEventsTopic(), batch.getEngineId(), batch, receivedNanos, batch.getTsMs(),
+        return offer(Kind.BATCH, config.topic(TopicNames.KV_EVENTS), batch.getEngineId(), batch, receivedNanos, batch.getTsMs(),
                 batch.getEvents().size());
     }
 
     boolean offer(EngineLoad load) {
-        return offer(Kind.LOAD, config.engineLoadTopic(), load.getEngineId(), load, System.nanoTime(), -1, 0);
+        return offer(Kind.LOAD, config.topic(TopicNames.ENGINE_LOAD), load.getEngineId(), load, System.nanoTime(), -1, 0);
     }
 
     /** Dead letters are keyed by their source, as the job files its own. */
     boolean offer(DeadLetter letter) {
-        return offer(Kind.DEAD_LETTER, config.deadLetterTopic(), letter.getSourceTopic(), letter, System.nanoTime(), -1, 0);
+        return offer(Kind.DEAD_LETTER, config.topic(TopicNames.DEAD_LETTER), letter.getSourceTopic(), letter, System.nanoTime(), -1, 0);
     }
 
     private boolean offer(Kind kind, String topic, String key, SpecificRecord record, long receivedNanos,

@@ -2,6 +2,7 @@ package dev.kvrouter.bridge;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.common.TopicNames;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -37,7 +38,7 @@ class BridgeCommandTest {
         BridgeConfig c = BridgeConfig.from(s);
         assertThat(c.kafkaBootstrap()).isEqualTo("k:9092");
         assertThat(c.schemaRegistryUrl()).isEqualTo("http://r");
-        assertThat(c.kvEventsTopic()).isEqualTo("p.kvr.kv-events");
+        assertThat(c.topic(TopicNames.KV_EVENTS)).isEqualTo("p.kvr.kv-events");
         assertThat(c.enginesFile()).isEqualTo(Path.of("e.yaml"));
         assertThat(c.queueCapacity()).isEqualTo(5);
     }

@@ -3,6 +3,7 @@ package dev.kvrouter.bridge;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.kvrouter.common.TopicNames;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -13,9 +14,9 @@ class BridgeConfigTest {
     void defaultsApplyAndTopicsTakeThePrefix() {
         BridgeConfig c = BridgeConfig.from(Map.of("kafka.bootstrap", "k:9092", "schema-registry.url", "http://r",
                 "engines.file", "engines.yaml", "topics.prefix", "it.", "producer.linger.ms", "20"));
-        assertThat(c.kvEventsTopic()).isEqualTo("it.kvr.kv-events");
-        assertThat(c.engineLoadTopic()).isEqualTo("it.kvr.engine-load");
-        assertThat(c.deadLetterTopic()).isEqualTo("it.kvr.dead-letter");
+        assertThat(c.topic(TopicNames.KV_EVENTS)).isEqualTo("it.kvr.kv-events");
+        assertThat(c.topic(TopicNames.ENGINE_LOAD)).isEqualTo("it.kvr.engine-load");
+        assertThat(c.topic(TopicNames.DEAD_LETTER)).isEqualTo("it.kvr.dead-letter");
         assertThat(c.scrapeInterval()).isEqualTo(Duration.ofSeconds(1));
         assertThat(c.replayTimeout()).isEqualTo(Duration.ofSeconds(2));
         assertThat(c.queueCapacity()).isEqualTo(10_000);

@@ -5,6 +5,7 @@ import static dev.kvrouter.bridge.VllmEventEncoder.Encoding.TAGGED_ARRAY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.AllBlocksCleared;
 import dev.kvrouter.events.BlockRemoved;
@@ -198,7 +199,7 @@ class BridgeITCase {
             publish(pubB.get(1), null, 1, cleared);
             publish(pubB.get(0), null, 0, cleared);
 
-            List<KvEventBatch> batches = consume(config.kvEventsTopic(), 13, KvEventBatch.class);
+            List<KvEventBatch> batches = consume(config.topic(TopicNames.KV_EVENTS), 13, KvEventBatch.class);
             Map<String, List<Long>> seqs = new TreeMap<>();
             for (KvEventBatch b : batches) {
                 seqs.computeIfAbsent(b.getEngineId() + "/" + b.getDataParallelRank(), k -> new ArrayList<>()).add(b.getSeq());
@@ -239,13 +240,13 @@ class BridgeITCase {
             // Without data parallelism the batch carries no rank, even though vLLM sends 0: one engine key for the job.
             assertThat(a).allSatisfy(b -> assertThat(b.getDataParallelRank()).isNull());
 
-            DeadLetter letter = consume(config.deadLetterTopic(), 1, DeadLetter.class).get(0);
+            DeadLetter letter = consume(config.topic(TopicNames.DEAD_LETTER), 1, DeadLetter.class).get(0);
             assertThat(letter.getSourceTopic()).isEqualTo("tcp://127.0.0.1:" + portA);
             assertThat(letter.getStage()).isEqualTo("bridge");
             assertThat(letter.getRawValue()).isEqualTo(ByteBuffer.wrap(GARBAGE));
             assertThat(letter.getReason()).contains("publisher it-a", "batch 3", "not msgpack");
 
-            EngineLoad load = consume(config.engineLoadTopic(), 1, EngineLoad.class).get(0);
+            EngineLoad load = consume(config.topic(TopicNames.ENGINE_LOAD), 1, EngineLoad.class).get(0);
             assertThat(load.getEngineId()).isEqualTo("it-a");
             assertThat(load.getModel()).isEqualTo("it-model");
             assertThat(load.getDataParallelRank()).isNull();
@@ -364,9 +365,9 @@ class BridgeITCase {
             assertThat(outbox.offer(huge, System.nanoTime())).isTrue();
             outbox.flush(); // also the dead letter the huge batch becomes: offered before the batch is settled
         }
-        List<KvEventBatch> sent = consume(config.kvEventsTopic(), 1, KvEventBatch.class);
+        List<KvEventBatch> sent = consume(config.topic(TopicNames.KV_EVENTS), 1, KvEventBatch.class);
         assertThat(sent).extracting(KvEventBatch::getEngineId).containsExactly("it-big");
-        DeadLetter letter = consume(config.deadLetterTopic(), 1, DeadLetter.class).get(0);
+        DeadLetter letter = consume(config.topic(TopicNames.DEAD_LETTER), 1, DeadLetter.class).get(0);
         assertThat(letter.getStage()).isEqualTo(KafkaOutbox.OVERSIZE_STAGE);
         assertThat(letter.getTruncated()).isTrue();
         assertThat(letter.getRawValueBytes()).isGreaterThan(KafkaOutbox.KV_EVENTS_MAX_BYTES);
@@ -408,7 +409,7 @@ class BridgeITCase {
                     publish(pub, null, seq, payload);
                     Thread.sleep(20);
                 }
-                List<KvEventBatch> sent = consume(kafka.bootstrap(), config.kvEventsTopic(), batches, KvEventBatch.class);
+                List<KvEventBatch> sent = consume(kafka.bootstrap(), config.topic(TopicNames.KV_EVENTS), batches, KvEventBatch.class);
                 assertThat(sent).extracting(KvEventBatch::getSeq).as("every batch, once, in order")
                         .containsExactlyElementsOf(java.util.stream.LongStream.range(0, batches).boxed().toList());
                 BridgeMetrics.Snapshot m = bridge.metrics();

@@ -17,11 +17,6 @@ import picocli.CommandLine.Option;
         subcommands = {BenchCommand.Pick.class, BenchCommand.Ingest.class, BenchCommand.Slots.class})
 public final class BenchCommand {
 
-    static StackAddresses stack() {
-        return StackAddresses.fromEnv(System.getenv()).orElseThrow(() -> new IllegalStateException(
-                "no stack to measure: run './kvr stack up' first (or set KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL and REDIS_URL)"));
-    }
-
     @Command(name = "pick", mixinStandardHelpOptions = true,
             description = "kvr_pick p50/p99 latency and picks/s for prompts of 8, 64 and 512 blocks, beside a raw GET of one key.")
     static final class Pick implements Callable<Integer> {
@@ -36,7 +31,7 @@ public final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            Benchmarks.pick(stack().redisUrl(), iterations, Duration.ofSeconds(maxSeconds), threads, System.out);
+            Benchmarks.pick(StackAddresses.toMeasure().redisUrl(), iterations, Duration.ofSeconds(maxSeconds), threads, System.out);
             return 0;
         }
     }
@@ -64,7 +59,7 @@ public final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            Benchmarks.ingest(stack(), entries, engines, Duration.ofSeconds(freshnessSeconds), freshnessRate, jobOptions, System.out);
+            Benchmarks.ingest(StackAddresses.toMeasure(), entries, engines, Duration.ofSeconds(freshnessSeconds), freshnessRate, jobOptions, System.out);
             return 0;
         }
     }

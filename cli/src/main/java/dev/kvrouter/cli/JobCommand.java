@@ -1,6 +1,7 @@
 package dev.kvrouter.cli;
 
 import dev.kvrouter.common.Durations;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.stack.StackAddresses;
@@ -93,7 +94,7 @@ public final class JobCommand {
             Runtime.getRuntime().addShutdownHook(stop);
             System.out.printf("kv-router job %s running%s: %s -> Redis %s (keys %s*)%n", job.getJobID(),
                     fromSavepoint == null ? "" : " from " + fromSavepoint,
-                    config.kafka().kvEventsTopic() + ", " + config.kafka().engineLoadTopic(), config.view().redisUrl(), config.view().keyPrefix());
+                    config.kafka().topic(TopicNames.KV_EVENTS) + ", " + config.kafka().topic(TopicNames.ENGINE_LOAD), config.view().redisUrl(), config.view().keyPrefix());
             System.out.println(duration == null ? "Ctrl-C or './kvr job stop' stops it." : "'./kvr job stop' stops it sooner.");
             long deadline = duration == null ? Long.MAX_VALUE
                     : System.nanoTime() + duration(duration).toNanos();

@@ -29,6 +29,12 @@ public record StackAddresses(String kafkaBootstrap, String schemaRegistryUrl, St
         return lines.toString();
     }
 
+    /** The stack this process's environment names, for a command that measures one: an error saying how to start one when none is set. */
+    public static StackAddresses toMeasure() {
+        return fromEnv(System.getenv()).orElseThrow(() -> new IllegalStateException("no stack to measure: run './kvr stack up' first (or set "
+                + KAFKA_BOOTSTRAP + ", " + SCHEMA_REGISTRY_URL + " and " + REDIS_URL + ")"));
+    }
+
     /**
      * Reads the three addresses from an environment. Empty when none is set; an error naming the
      * missing ones when only some are, since half a stack is a configuration mistake.

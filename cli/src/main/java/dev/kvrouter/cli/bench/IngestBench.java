@@ -1,6 +1,7 @@
 package dev.kvrouter.cli.bench;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLifecycle;
@@ -96,11 +97,11 @@ final class IngestBench {
             KvRouterJobConfig config = KvRouterJobConfig.from(settings);
             try (KafkaProducer<String, Object> producer = producer(stack)) {
                 for (String engine : w.engineIds) {
-                    producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine, load(engine)));
+                    producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine, load(engine)));
                 }
                 long p0 = System.nanoTime();
                 for (Planned p : plan) {
-                    producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), p.engine(), p.batch()));
+                    producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), p.engine(), p.batch()));
                 }
                 producer.flush();
                 out.printf("produced the backlog in %.1f s%n", (System.nanoTime() - p0) / 1e9);
@@ -168,7 +169,7 @@ final class IngestBench {
             long now = System.nanoTime();
             while (now >= next) {
                 Planned p = w.batches(1, System.currentTimeMillis()).get(0);
-                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), p.engine(), p.batch()));
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), p.engine(), p.batch()));
                 if (sent++ % 5 == 0) {
                     pending.add(p);
                 }

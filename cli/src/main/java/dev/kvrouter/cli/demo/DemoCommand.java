@@ -1,6 +1,7 @@
 package dev.kvrouter.cli.demo;
 
 import dev.kvrouter.common.Durations;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.config.KvRouterJobOptions;
 import dev.kvrouter.jobs.view.KvRouterJob;
@@ -115,7 +116,7 @@ public final class DemoCommand implements Callable<Integer> {
         KvRouterJob.wire(env, config);
         JobClient job = env.executeAsync("kv-router demo " + run);
         System.err.printf("kvr demo: the routing-view job is running (topics %s*, Redis keys %s*)%n", topics, viewPrefix);
-        try (LiveRatios live = new LiveRatios(stack, config.kafka().classRatiosTopic(), config.kafka().alertsTopic(), RATIOS_WINDOW, System.out)) {
+        try (LiveRatios live = new LiveRatios(stack, config.kafka().topic(TopicNames.CLASS_RATIOS), config.kafka().topic(TopicNames.ALERTS), RATIOS_WINDOW, System.out)) {
             live.start();
             int exit = new CommandLine(new SimCommand()).execute(simArgs(stack, topics, viewPrefix, runDir, seconds));
             // The last requests' window closes one window after they finish: show it before stopping.

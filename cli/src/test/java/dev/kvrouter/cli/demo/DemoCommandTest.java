@@ -2,6 +2,7 @@ package dev.kvrouter.cli.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.sim.SimCommand;
 import dev.kvrouter.stack.StackAddresses;
@@ -18,7 +19,7 @@ class DemoCommandTest {
     @Test
     void theJobsSettingsAreAValidConfigurationWithShortWindows() {
         KvRouterJobConfig c = KvRouterJobConfig.from(DemoCommand.jobSettings(STACK, "demo-x.", "demo-x:", "demo-x", Path.of("/tmp/d")));
-        assertThat(c.kafka().classRatiosTopic()).isEqualTo("demo-x.kvr.class-ratios");
+        assertThat(c.kafka().topic(TopicNames.CLASS_RATIOS)).isEqualTo("demo-x.kvr.class-ratios");
         assertThat(c.view().keyPrefix()).isEqualTo("demo-x:");
         assertThat(c.ratios().window()).hasSeconds(10);
         assertThat(c.engines().deadAfter()).hasSeconds(8);

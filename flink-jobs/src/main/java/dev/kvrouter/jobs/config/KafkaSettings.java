@@ -14,47 +14,8 @@ public record KafkaSettings(String bootstrap, String schemaRegistryUrl, String t
                 r.get(STARTING_OFFSETS));
     }
 
+    /** A topic of the catalogue ({@link TopicNames}) under this deployment's prefix. */
     public String topic(String name) {
         return topicPrefix + name;
-    }
-
-    public String kvEventsTopic() {
-        return topic(TopicNames.KV_EVENTS);
-    }
-
-    public String engineLoadTopic() {
-        return topic(TopicNames.ENGINE_LOAD);
-    }
-
-    public String deadLetterTopic() {
-        return topic(TopicNames.DEAD_LETTER);
-    }
-
-    public String viewChangelogTopic() {
-        return topic(TopicNames.VIEW_CHANGELOG);
-    }
-
-    public String routingDecisionsTopic() {
-        return topic(TopicNames.ROUTING_DECISIONS);
-    }
-
-    public String requestOutcomesTopic() {
-        return topic(TopicNames.REQUEST_OUTCOMES);
-    }
-
-    public String classRatiosTopic() {
-        return topic(TopicNames.CLASS_RATIOS);
-    }
-
-    public String alertsTopic() {
-        return topic(TopicNames.ALERTS);
-    }
-
-    public String replicationRecommendationsTopic() {
-        return topic(TopicNames.REPLICATION_RECOMMENDATIONS);
-    }
-
-    public String engineStateTopic() {
-        return topic(TopicNames.ENGINE_STATE);
     }
 }

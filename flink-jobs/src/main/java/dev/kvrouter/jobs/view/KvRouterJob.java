@@ -1,6 +1,7 @@
 package dev.kvrouter.jobs.view;
 
 import dev.kvrouter.alerts.Alert;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineStateChange;
@@ -138,23 +139,23 @@ public final class KvRouterJob {
 
     /** The Kafka sources, the Redis and Kafka sinks, around the workflow. */
     public static void wire(StreamExecutionEnvironment env, KvRouterJobConfig config) {
-        DataStream<RawRecord> kvEvents = env.fromSource(source(config.kafka(), config.kafka().kvEventsTopic()),
+        DataStream<RawRecord> kvEvents = env.fromSource(source(config.kafka(), config.kafka().topic(TopicNames.KV_EVENTS)),
                 WatermarkStrategy.noWatermarks(), "kv events").uid("source-kv-events");
-        DataStream<RawRecord> loads = env.fromSource(source(config.kafka(), config.kafka().engineLoadTopic()),
+        DataStream<RawRecord> loads = env.fromSource(source(config.kafka(), config.kafka().topic(TopicNames.ENGINE_LOAD)),
                 WatermarkStrategy.noWatermarks(), "engine load").uid("source-engine-load");
-        DataStream<RawRecord> decisions = env.fromSource(source(config.kafka(), config.kafka().routingDecisionsTopic()),
+        DataStream<RawRecord> decisions = env.fromSource(source(config.kafka(), config.kafka().topic(TopicNames.ROUTING_DECISIONS)),
                 WatermarkStrategy.noWatermarks(), "routing decisions").uid("source-routing-decisions");
-        DataStream<RawRecord> outcomes = env.fromSource(source(config.kafka(), config.kafka().requestOutcomesTopic()),
+        DataStream<RawRecord> outcomes = env.fromSource(source(config.kafka(), config.kafka().topic(TopicNames.REQUEST_OUTCOMES)),
                 WatermarkStrategy.noWatermarks(), "request outcomes").uid("source-request-outcomes");
         // The ratios first: the hot prefixes they find feed the view's replica planner, and the
         // cached blocks each request found confirm the view's entries.
         DecodeFunction.Decoder decoder = DecodeFunction.registry(config.kafka().schemaRegistryUrl());
         RatiosWorkflow.Outputs fromRequests = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes, decoder),
                 new RatiosWorkflow.Sinks(
-                kafkaSink(config.kafka(), config.kafka().classRatiosTopic(), ClassRatios.class,
+                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.CLASS_RATIOS), ClassRatios.class,
                         r -> r.getPrefixClass().getBytes(StandardCharsets.UTF_8)),
                 viewSink(config),
-                kafkaSink(config.kafka(), config.kafka().deadLetterTopic(), DeadLetter.class,
+                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.DEAD_LETTER), DeadLetter.class,
                         d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
                 alertsSink(config)));
 
@@ -164,19 +165,19 @@ public final class KvRouterJob {
                         viewResyncs(env, config), decoder),
                 new RoutingViewWorkflow.Sinks(
                 view,
-                kafkaSink(config.kafka(), config.kafka().viewChangelogTopic(), ViewChange.class,
+                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.VIEW_CHANGELOG), ViewChange.class,
                         c -> (ViewLayout.hex(c.getBlockHash()) + "/" + c.getEngineId()).getBytes(StandardCharsets.UTF_8)),
-                kafkaSink(config.kafka(), config.kafka().engineStateTopic(), EngineStateChange.class,
+                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.ENGINE_STATE), EngineStateChange.class,
                         s -> s.getEngine().getBytes(StandardCharsets.UTF_8)),
-                kafkaSink(config.kafka(), config.kafka().deadLetterTopic(), DeadLetter.class,
+                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.DEAD_LETTER), DeadLetter.class,
                         d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
                 alertsSink(config),
-                kafkaSink(config.kafka(), config.kafka().replicationRecommendationsTopic(), ReplicationRecommendation.class,
+                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.REPLICATION_RECOMMENDATIONS), ReplicationRecommendation.class,
                         r -> ViewLayout.hex(r.getRootBlock()).getBytes(StandardCharsets.UTF_8))));
     }
 
     static KafkaSink<Alert> alertsSink(KvRouterJobConfig config) {
-        return kafkaSink(config.kafka(), config.kafka().alertsTopic(), Alert.class,
+        return kafkaSink(config.kafka(), config.kafka().topic(TopicNames.ALERTS), Alert.class,
                 a -> (a.getKind() + "/" + a.getSubject()).getBytes(StandardCharsets.UTF_8));
     }
 

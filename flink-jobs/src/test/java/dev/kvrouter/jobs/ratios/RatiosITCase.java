@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.offset;
 
 import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.alerts.AlertKind;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
@@ -29,7 +30,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -46,8 +46,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class RatiosITCase {
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2);
 
     private static final long WINDOW_MS = 4_000;
 
@@ -65,7 +64,7 @@ class RatiosITCase {
         KvRouterJob.wire(env, config);
         JobClient job = env.executeAsync("ratios");
         try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
-             KafkaConsumer<String, ClassRatios> consumer = consumer(stack, config.kafka().classRatiosTopic())) {
+             KafkaConsumer<String, ClassRatios> consumer = consumer(stack, config.kafka().topic(TopicNames.CLASS_RATIOS))) {
             // Warm the pipeline up, then start the measured requests just after a window opens.
             send(producer, config, decision("w1", "warmup", 0), outcome("w1", "e1", 0, 0, 10));
             await(consumer, r -> "warmup".equals(r.getPrefixClass()));
@@ -76,8 +75,8 @@ class RatiosITCase {
             send(producer, config, decision("a2", "app-a", 4), outcome("a2", "e1", 32, 0, 200));
             send(producer, config, decision("a3", "app-a", 2), outcome("a3", "e2", 0, 0, 300));
             send(producer, config, decision("a4", "app-a", 0), outcome("a4", "e2", 0, 512, 400));
-            producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), "lost", decision("lost", "app-a", 1))).get();
-            producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), "orphan", outcome("orphan", "e9", 0, 0, 5))).get();
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ROUTING_DECISIONS), "lost", decision("lost", "app-a", 1))).get();
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.REQUEST_OUTCOMES), "orphan", outcome("orphan", "e9", 0, 0, 5))).get();
 
             ClassRatios r = await(consumer, x -> "app-a".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.TUMBLING
                     && x.getRequests() > 0);
@@ -141,15 +140,15 @@ class RatiosITCase {
                 for (String id : List.of("c1", "c2", "c3")) {
                     RoutingDecision d = decision(id, "chat", 0);
                     d.setClientId("burst");
-                    producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), id, d)).get();
+                    producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ROUTING_DECISIONS), id, d)).get();
                 }
                 awaitValue(c, config.view().keyPrefix() + "clients", "burst", "e1=3");
-                producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), "c1", outcome("c1", "e1", 0, 0, 10))).get();
-                producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), "c2", outcome("c2", "e1", 0, 0, 10))).get();
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.REQUEST_OUTCOMES), "c1", outcome("c1", "e1", 0, 0, 10))).get();
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.REQUEST_OUTCOMES), "c2", outcome("c2", "e1", 0, 0, 10))).get();
                 awaitValue(c, config.view().keyPrefix() + "clients", "burst", "e1=1");
 
                 // Alerts: app-a's staleness (2 of 3) is over 20 %; batch's affinity went off, then on.
-                try (KafkaConsumer<String, Alert> alerts = consumer(stack, config.kafka().alertsTopic())) {
+                try (KafkaConsumer<String, Alert> alerts = consumer(stack, config.kafka().topic(TopicNames.ALERTS))) {
                     List<Alert> got = new ArrayList<>();
                     long alertsDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     while (got.stream().noneMatch(a -> a.getKind() == AlertKind.AFFINITY_NOT_PAYING && !a.getFiring())
@@ -207,8 +206,8 @@ class RatiosITCase {
 
     private static void send(KafkaProducer<String, Object> producer, KvRouterJobConfig config, RoutingDecision d, RequestOutcome o)
             throws Exception {
-        producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), d.getRequestId(), d)).get();
-        producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), o.getRequestId(), o)).get();
+        producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ROUTING_DECISIONS), d.getRequestId(), d)).get();
+        producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.REQUEST_OUTCOMES), o.getRequestId(), o)).get();
     }
 
     /** A decision that says what the best holder matched. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineHealth;
@@ -30,7 +31,6 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.executiongraph.AccessExecutionVertex;
 import org.apache.flink.runtime.minicluster.MiniCluster;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.InjectMiniCluster;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -57,8 +57,7 @@ class JobRecoveryITCase {
     private static final int BLOCKS_PER_PROMPT = 8;
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2);
 
     @TempDir
     Path dir;
@@ -218,12 +217,12 @@ class JobRecoveryITCase {
                  StatefulRedisConnection<String, String> connection = client.connect()) {
                 byte[] twoMiB = new byte[2 * 1024 * 1024];
                 java.util.Arrays.fill(twoMiB, (byte) '{');
-                raw.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, twoMiB)).get();
+                raw.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), engine.id, twoMiB)).get();
                 store(producer, config, engine, prompts); // after it, on the same partition
                 Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
                 awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(connection.sync(), layout)).equals(clean),
                         "the batches after the oversize record in the view");
-                try (KafkaConsumer<String, DeadLetter> consumer = ViewTestSupport.consumer(stack, "it-oversize-dlq", config.kafka().deadLetterTopic())) {
+                try (KafkaConsumer<String, DeadLetter> consumer = ViewTestSupport.consumer(stack, "it-oversize-dlq", config.kafka().topic(TopicNames.DEAD_LETTER))) {
                     List<DeadLetter> letters = new ArrayList<>();
                     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
                     while (letters.isEmpty() && System.nanoTime() < deadline) {
@@ -232,7 +231,7 @@ class JobRecoveryITCase {
                     assertThat(letters).singleElement().satisfies(d -> {
                         assertThat(d.getTruncated()).isTrue();
                         assertThat(d.getRawValueBytes()).isEqualTo(twoMiB.length);
-                        assertThat(d.getSourceTopic()).isEqualTo(config.kafka().kvEventsTopic());
+                        assertThat(d.getSourceTopic()).isEqualTo(config.kafka().topic(TopicNames.KV_EVENTS));
                     });
                 }
                 assertThat(maxAttempt(flink, job)).as("no task restarted").isZero();
@@ -249,7 +248,7 @@ class JobRecoveryITCase {
                 java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
 
         Heartbeats(KafkaProducer<String, Object> producer, KvRouterJobConfig config, FakeEngine engine) {
-            timer.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine.id, engine.load(0, 1))),
+            timer.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine.id, engine.load(0, 1))),
                     0, 500, TimeUnit.MILLISECONDS);
         }
 
@@ -288,7 +287,7 @@ class JobRecoveryITCase {
         for (int i = 0; i < prompts.size(); i += 20) {
             Object[] events = prompts.subList(i, Math.min(prompts.size(), i + 20)).stream()
                     .map(p -> engine.stored(p, 0, p.length / 16)).toArray();
-            producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(events)));
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(events)));
         }
         producer.flush();
     }
@@ -313,7 +312,7 @@ class JobRecoveryITCase {
     /** The engine's health changes as the engine-state topic has them, read to its end. */
     private static List<EngineHealth> healthChanges(StackAddresses stack, KvRouterJobConfig config, String engine) {
         List<EngineHealth> health = new ArrayList<>();
-        try (KafkaConsumer<String, EngineStateChange> consumer = ViewTestSupport.consumer(stack, "it-health", config.kafka().engineStateTopic())) {
+        try (KafkaConsumer<String, EngineStateChange> consumer = ViewTestSupport.consumer(stack, "it-health", config.kafka().topic(TopicNames.ENGINE_STATE))) {
             long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
             while (System.nanoTime() < deadline) {
                 consumer.poll(Duration.ofMillis(200)).forEach(r -> {

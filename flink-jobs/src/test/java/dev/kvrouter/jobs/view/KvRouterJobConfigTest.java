@@ -3,6 +3,7 @@ package dev.kvrouter.jobs.view;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.jobs.config.Declared;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.config.KvRouterJobOptions;
@@ -17,10 +18,10 @@ class KvRouterJobConfigTest {
     void defaultsNeedOnlyTheThreeAddresses() {
         KvRouterJobConfig c = TestConfigs.with();
         assertThat(c.view().chunkTokens()).isEqualTo(16);
-        assertThat(c.kafka().kvEventsTopic()).isEqualTo("kvr.kv-events");
+        assertThat(c.kafka().topic(TopicNames.KV_EVENTS)).isEqualTo("kvr.kv-events");
         assertThat(c.view().ttl()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.view().lifetimesToFloor()).isCloseTo(Math.log(20), org.assertj.core.data.Offset.offset(1e-12));
-        assertThat(TestConfigs.with("topics.prefix", "t.").kafka().deadLetterTopic()).isEqualTo("t.kvr.dead-letter");
+        assertThat(TestConfigs.with("topics.prefix", "t.").kafka().topic(TopicNames.DEAD_LETTER)).isEqualTo("t.kvr.dead-letter");
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.TcpProxy;
@@ -15,7 +16,6 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -29,8 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class RedisOutageITCase {
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2);
 
     @Test
     void writesMadeWhileRedisIsDownReachTheViewOnceItIsBack(StackAddresses stack) throws Exception {
@@ -52,13 +51,13 @@ class RedisOutageITCase {
         try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
              KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
                      .withKeyPrefix(config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
-            producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine.id, engine.load(0, 1))).get();
-            producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(before, 0, 2)))).get();
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine.id, engine.load(0, 1))).get();
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(engine.stored(before, 0, 2)))).get();
             long[] beforeChain = hasher.chain(FakeEngine.MODEL, null, before, List.of());
             ViewTestSupport.await(() -> router.pick(beforeChain), p -> p.matchedBlocks() == 2);
 
             proxy.close(); // Redis is gone for the job
-            producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(during, 0, 2)))).get();
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(engine.stored(during, 0, 2)))).get();
             Thread.sleep(2_000);
             long[] duringChain = hasher.chain(FakeEngine.MODEL, null, during, List.of());
             assertThat(router.pick(duringChain).matchedBlocks()).as("nothing can reach Redis yet").isZero();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.LocalRedisCluster;
 import dev.kvrouter.stack.StackAddresses;
@@ -17,7 +18,6 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -32,8 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class RoutingViewClusterITCase {
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2);
 
     @TempDir
     Path dir;
@@ -55,16 +54,16 @@ class RoutingViewClusterITCase {
                  KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redis.url())
                          .withKeyPrefix(config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofSeconds(30)))) {
                 for (FakeEngine e : List.of(a, b)) {
-                    producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), e.id, e.load(0, 1))).get();
+                    producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), e.id, e.load(0, 1))).get();
                 }
-                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), a.id, a.batch(a.stored(prompt, 0, 4)))).get();
-                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), b.id, b.batch(b.stored(prompt, 0, 2)))).get();
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), a.id, a.batch(a.stored(prompt, 0, 4)))).get();
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), b.id, b.batch(b.stored(prompt, 0, 2)))).get();
 
                 Pick p = await(router, chain, x -> x.matchedBlocks() == 4);
                 assertThat(p).extracting(Pick::engineId, Pick::reason, Pick::source)
                         .containsExactly(a.id, "AFFINITY", KvRouterClient.Source.VIEW);
 
-                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), a.id, a.batch(a.removed(prompt, 1, 4)))).get();
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), a.id, a.batch(a.removed(prompt, 1, 4)))).get();
                 Pick after = await(router, chain, x -> x.engineId().equals(b.id));
                 assertThat(after.matchedBlocks()).isEqualTo(2);
             } finally {

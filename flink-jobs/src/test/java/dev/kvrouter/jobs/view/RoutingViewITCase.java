@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.KvEventBatch;
@@ -30,7 +31,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -54,8 +54,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class RoutingViewITCase {
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2);
 
     private static final CanonicalBlockHasher HASHER = new CanonicalBlockHasher(16);
 
@@ -97,7 +96,7 @@ class RoutingViewITCase {
         heartbeats = Executors.newSingleThreadScheduledExecutor();
         heartbeats.scheduleWithFixedDelay(() -> ALIVE.forEach(e -> {
             int[] load = LOADS.getOrDefault(e, new int[] {0, 1});
-            producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), e.id, e.load(load[0], load[1])));
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), e.id, e.load(load[0], load[1])));
         }), 0, 300, TimeUnit.MILLISECONDS);
     }
 
@@ -247,11 +246,11 @@ class RoutingViewITCase {
         FakeEngine h = alive("h");
         int[] prompt = tokens(7, 32);
         long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
-        rawProducer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), h.id, "{\"not\":\"avro\"}".getBytes())).get();
+        rawProducer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), h.id, "{\"not\":\"avro\"}".getBytes())).get();
         // 2 MiB of garbage: the kv-events topic takes it (4 MiB), the dead-letter topic would not (1 MiB).
         byte[] twoMiB = new byte[2 * 1024 * 1024];
         java.util.Arrays.fill(twoMiB, (byte) '{');
-        rawProducer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), h.id, twoMiB)).get();
+        rawProducer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), h.id, twoMiB)).get();
         var badBlockSize = h.stored(prompt, 0, 2);
         badBlockSize.setBlockSize(12); // neither divides nor is a multiple of the 16-token chunk
         send(h, h.batch(badBlockSize));
@@ -261,7 +260,7 @@ class RoutingViewITCase {
         List<DeadLetter> letters = deadLetters(3);
         assertThat(letters).extracting(DeadLetter::getStage).containsExactly("decode", "decode", "validate");
         assertThat(letters.get(0).getReason()).contains("expected the magic byte 0x00");
-        assertThat(letters.get(0).getSourceTopic()).isEqualTo(config.kafka().kvEventsTopic());
+        assertThat(letters.get(0).getSourceTopic()).isEqualTo(config.kafka().topic(TopicNames.KV_EVENTS));
         assertThat(letters.get(0).getSourceOffset()).isGreaterThanOrEqualTo(0);
         assertThat(letters.get(0).getRawValue().remaining()).isEqualTo("{\"not\":\"avro\"}".length());
         // Filed truncated, with its size, and the job kept running (the good batch after it reached the view).
@@ -284,7 +283,7 @@ class RoutingViewITCase {
 
         List<ReplicationRecommendation> got = new ArrayList<>();
         try (KafkaConsumer<String, ReplicationRecommendation> consumer =
-                     consumer("it-replicas", config.kafka().replicationRecommendationsTopic())) {
+                     consumer("it-replicas", config.kafka().topic(TopicNames.REPLICATION_RECOMMENDATIONS))) {
             long deadline = System.nanoTime() + ViewTestSupport.WAIT.toNanos();
             int n = 0;
             // Requests with the prefix (and a per-request suffix), until it is hot and r2 is recommended.
@@ -292,10 +291,10 @@ class RoutingViewITCase {
                 String id = UniqueNames.topic("req-" + n++);
                 List<Long> blocks = new ArrayList<>(java.util.Arrays.stream(chain).limit(3).boxed().toList());
                 blocks.add((long) n);
-                producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), id, RoutingDecision.newBuilder()
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ROUTING_DECISIONS), id, RoutingDecision.newBuilder()
                         .setRequestId(id).setEngineId(holder.id).setPredictedCachedBlocks(3).setReason(RouteReason.AFFINITY)
                         .setTsMs(System.currentTimeMillis()).setPromptBlockHashes(blocks).build()));
-                producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), id, RequestOutcome.newBuilder()
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.REQUEST_OUTCOMES), id, RequestOutcome.newBuilder()
                         .setRequestId(id).setEngineId(holder.id).setPromptTokens(64).setCachedTokens(48).setQueueMs(1)
                         .setTtftMs(5).setStatus(OutcomeStatus.OK).setTsMs(System.currentTimeMillis()).build()));
                 consumer.poll(Duration.ofMillis(300)).forEach(r -> {
@@ -322,13 +321,13 @@ class RoutingViewITCase {
 
     private static FakeEngine alive(String name) throws Exception {
         FakeEngine e = new FakeEngine(UniqueNames.topic("engine-" + name), 16);
-        producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), e.id, e.load(0, 1))).get();
+        producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), e.id, e.load(0, 1))).get();
         ALIVE.add(e);
         return e;
     }
 
     private static void send(FakeEngine e, Object batch) throws Exception {
-        producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), e.id, batch)).get();
+        producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), e.id, batch)).get();
     }
 
     private static int[] tokens(long seed, int n) {
@@ -346,7 +345,7 @@ class RoutingViewITCase {
 
     private static List<DeadLetter> deadLetters(int expected) {
         List<DeadLetter> letters = new ArrayList<>();
-        try (KafkaConsumer<String, DeadLetter> consumer = consumer("it-dlq", config.kafka().deadLetterTopic())) {
+        try (KafkaConsumer<String, DeadLetter> consumer = consumer("it-dlq", config.kafka().topic(TopicNames.DEAD_LETTER))) {
             long deadline = System.nanoTime() + ViewTestSupport.WAIT.toNanos();
             while (letters.size() < expected && System.nanoTime() < deadline) {
                 consumer.poll(Duration.ofMillis(200)).forEach(r -> letters.add(r.value()));

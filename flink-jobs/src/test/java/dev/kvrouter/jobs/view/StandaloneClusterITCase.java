@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.StackAddresses;
@@ -98,7 +99,7 @@ class StandaloneClusterITCase {
              StatefulRedisConnection<String, String> connection = redisClient.connect()) {
             RedisCommands<String, String> redis = connection.sync();
             startCluster();
-            heartbeats.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine.id,
+            heartbeats.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine.id,
                     engine.load(0, 1))), 0, 500, TimeUnit.MILLISECONDS);
 
             String job = jobId(flink(submit));
@@ -143,7 +144,7 @@ class StandaloneClusterITCase {
             prompts.add(prompt);
             events.add(engine.stored(prompt, 0, BLOCKS_PER_PROMPT));
         }
-        producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(events.toArray()))).get();
+        producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(events.toArray()))).get();
     }
 
     private static void awaitView(RedisCommands<String, String> redis, ViewLayout layout, FakeEngine engine, List<int[]> prompts,

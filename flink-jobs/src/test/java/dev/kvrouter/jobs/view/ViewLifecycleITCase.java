@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
@@ -25,7 +26,6 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -42,8 +42,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ViewLifecycleITCase {
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(4).build());
+    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(4);
 
     @Test
     void withTheJobStoppedTheViewExpiresInsteadOfLying(StackAddresses stack) throws Exception {
@@ -56,8 +55,8 @@ class ViewLifecycleITCase {
         try (KafkaProducer<String, Object> producer = producer(stack);
              KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
                      .withKeyPrefix(config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofSeconds(60)))) {
-            producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), engine.id, engine.load(0, 1))).get();
-            producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(prompt, 0, 2)))).get();
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine.id, engine.load(0, 1))).get();
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(engine.stored(prompt, 0, 2)))).get();
             await(router, chain, p -> p.matchedBlocks() == 2 && "AFFINITY".equals(p.reason()));
 
             job.cancel().get(30, TimeUnit.SECONDS);
@@ -89,8 +88,8 @@ class ViewLifecycleITCase {
         try (KafkaProducer<String, Object> producer = producer(stack);
              StatefulRedisConnection<String, String> redis = client.connect()) {
             for (FakeEngine e : List.of(used, idle)) {
-                producer.send(new ProducerRecord<>(config.kafka().engineLoadTopic(), e.id, e.load(0, 1)));
-                producer.send(new ProducerRecord<>(config.kafka().kvEventsTopic(), e.id, e.batch(e.stored(prompt, 0, 4))));
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), e.id, e.load(0, 1)));
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), e.id, e.batch(e.stored(prompt, 0, 4))));
             }
             producer.flush();
             awaitField(redis, rootKey, ViewLayout.hex(chain[0]), v -> v != null && v.contains(used.id) && v.contains(idle.id));
@@ -100,10 +99,10 @@ class ViewLifecycleITCase {
             long until = System.currentTimeMillis() + 8_000;
             for (int n = 0; System.currentTimeMillis() < until; n++) {
                 String id = UniqueNames.topic("req-" + n);
-                producer.send(new ProducerRecord<>(config.kafka().routingDecisionsTopic(), id, RoutingDecision.newBuilder()
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ROUTING_DECISIONS), id, RoutingDecision.newBuilder()
                         .setRequestId(id).setEngineId(used.id).setPredictedCachedBlocks(4).setReason(RouteReason.AFFINITY)
                         .setTsMs(System.currentTimeMillis()).setPromptBlockHashes(Arrays.stream(chain).boxed().toList()).build()));
-                producer.send(new ProducerRecord<>(config.kafka().requestOutcomesTopic(), id, RequestOutcome.newBuilder()
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.REQUEST_OUTCOMES), id, RequestOutcome.newBuilder()
                         .setRequestId(id).setEngineId(used.id).setPromptTokens(64).setCachedTokens(64).setQueueMs(1)
                         .setTtftMs(5).setStatus(OutcomeStatus.OK).setTsMs(System.currentTimeMillis()).build()));
                 Thread.sleep(250);
@@ -149,15 +148,15 @@ class ViewLifecycleITCase {
             }
             for (int e = 0; e < 4; e++) {
                 FakeEngine engine = new FakeEngine("engine-" + e, 16);
-                producer.send(new ProducerRecord<>(any.kafka().engineLoadTopic(), engine.id, engine.load(e, 1)));
+                producer.send(new ProducerRecord<>(any.kafka().topic(TopicNames.ENGINE_LOAD), engine.id, engine.load(e, 1)));
                 for (int p = e % 2; p < prompts.length; p += 2) {
                     int blocks = prompts[p].length / 16;
-                    producer.send(new ProducerRecord<>(any.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(prompts[p], 0, blocks))));
+                    producer.send(new ProducerRecord<>(any.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(engine.stored(prompts[p], 0, blocks))));
                 }
-                producer.send(new ProducerRecord<>(any.kafka().kvEventsTopic(), engine.id, engine.batch(engine.removed(prompts[e % 2], 2, 4))));
+                producer.send(new ProducerRecord<>(any.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(engine.removed(prompts[e % 2], 2, 4))));
                 if (e == 3) {
-                    producer.send(new ProducerRecord<>(any.kafka().kvEventsTopic(), engine.id, engine.batch(FakeEngine.cleared())));
-                    producer.send(new ProducerRecord<>(any.kafka().kvEventsTopic(), engine.id, engine.batch(engine.stored(prompts[5], 0, 3))));
+                    producer.send(new ProducerRecord<>(any.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(FakeEngine.cleared())));
+                    producer.send(new ProducerRecord<>(any.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(engine.stored(prompts[5], 0, 3))));
                 }
             }
             producer.flush();

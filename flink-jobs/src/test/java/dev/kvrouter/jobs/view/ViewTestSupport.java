@@ -24,6 +24,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -38,6 +40,12 @@ public final class ViewTestSupport {
     static final Duration WAIT = Duration.ofSeconds(30);
 
     private ViewTestSupport() {}
+
+    /** The MiniCluster a job test runs in: one TaskManager with this many slots. */
+    public static MiniClusterExtension miniCluster(int slots) {
+        return new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+                .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(slots).build());
+    }
 
     /** Applies the declared topics under a fresh prefix and returns it. */
     public static String topics(StackAddresses stack, String base) throws Exception {

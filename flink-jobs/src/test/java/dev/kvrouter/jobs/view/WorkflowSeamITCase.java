@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.alerts.Alert;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.EngineEntry;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
@@ -47,7 +48,6 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -64,8 +64,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class WorkflowSeamITCase {
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(1).build());
+    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(1);
 
     /** Records replayed in order, each made when the source reaches it (fresh timestamps); the MiniCluster runs in this JVM. */
     private static final List<Supplier<RawRecord>> SCRIPT = new ArrayList<>();
@@ -108,8 +107,8 @@ class WorkflowSeamITCase {
         });
         // Two records that do not decode and one that fails validation (a block size that neither
         // divides nor is a multiple of the 16-token chunk).
-        raw(config.kafka().kvEventsTopic(), "{\"not\":\"avro\"}".getBytes(StandardCharsets.UTF_8));
-        raw(config.kafka().kvEventsTopic(), new byte[0]);
+        raw(config.kafka().topic(TopicNames.KV_EVENTS), "{\"not\":\"avro\"}".getBytes(StandardCharsets.UTF_8));
+        raw(config.kafka().topic(TopicNames.KV_EVENTS), new byte[0]);
         kv(config, b, () -> {
             var bad = b.stored(other, 0, 2);
             bad.setBlockSize(12);
@@ -144,7 +143,7 @@ class WorkflowSeamITCase {
         assertThat(engineEntries(view, gap.id)).extracting(EngineEntry::unsynced).contains(true);
         // Dead letters: the reason, the stage, the source; the job went on (the view above came after them).
         assertThat(letters).extracting(DeadLetter::getStage).containsExactly("decode", "decode", "validate");
-        assertThat(letters).allSatisfy(l -> assertThat(l.getSourceTopic()).isEqualTo(config.kafka().kvEventsTopic()));
+        assertThat(letters).allSatisfy(l -> assertThat(l.getSourceTopic()).isEqualTo(config.kafka().topic(TopicNames.KV_EVENTS)));
         assertThat(letters.get(2).getReason()).contains("block_size 12 neither divides nor is a multiple");
     }
 
@@ -157,13 +156,13 @@ class WorkflowSeamITCase {
         DataStream<RawRecord> all = env.fromSource(source, WatermarkStrategy.noWatermarks(), "script");
         DecodeFunction.Decoder plainAvro = WorkflowSeamITCase::plainAvro;
         RatiosWorkflow.Outputs fromRequests = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(
-                        topic(all, config.kafka().routingDecisionsTopic()), topic(all, config.kafka().requestOutcomesTopic()), plainAvro),
+                        topic(all, config.kafka().topic(TopicNames.ROUTING_DECISIONS)), topic(all, config.kafka().topic(TopicNames.REQUEST_OUTCOMES)), plainAvro),
                 new RatiosWorkflow.Sinks(new Collecting<ClassRatios>("ratios"), new Collecting<ViewWrite>("view"),
                         new Collecting<DeadLetter>("dead-letters"), new Collecting<Alert>("alerts")));
         DataStream<ViewResync> noResyncs = all.filter(r -> false).map(r -> new ViewResync())
                 .returns(TypeInformation.of(ViewResync.class));
-        RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(topic(all, config.kafka().kvEventsTopic()),
-                        topic(all, config.kafka().engineLoadTopic()), fromRequests.hotPrefixes(), fromRequests.confirmations(),
+        RoutingViewWorkflow.build(config, new RoutingViewWorkflow.Sources(topic(all, config.kafka().topic(TopicNames.KV_EVENTS)),
+                        topic(all, config.kafka().topic(TopicNames.ENGINE_LOAD)), fromRequests.hotPrefixes(), fromRequests.confirmations(),
                         fromRequests.engineSpeeds(), noResyncs, plainAvro),
                 new RoutingViewWorkflow.Sinks(new Collecting<ViewWrite>("view"), new Collecting<ViewChange>("view-changes"),
                         new Collecting<EngineStateChange>("engine-states"), new Collecting<DeadLetter>("dead-letters"),
@@ -178,11 +177,11 @@ class WorkflowSeamITCase {
     // ---- the script ------------------------------------------------------------------------------
 
     private static void kv(KvRouterJobConfig config, FakeEngine e, Supplier<KvEventBatch> batch) {
-        SCRIPT.add(() -> record(config.kafka().kvEventsTopic(), e.id, batch.get()));
+        SCRIPT.add(() -> record(config.kafka().topic(TopicNames.KV_EVENTS), e.id, batch.get()));
     }
 
     private static void load(KvRouterJobConfig config, FakeEngine e, int waiting, int running) {
-        SCRIPT.add(() -> record(config.kafka().engineLoadTopic(), e.id, e.load(waiting, running)));
+        SCRIPT.add(() -> record(config.kafka().topic(TopicNames.ENGINE_LOAD), e.id, e.load(waiting, running)));
     }
 
     private static void raw(String topic, byte[] value) {

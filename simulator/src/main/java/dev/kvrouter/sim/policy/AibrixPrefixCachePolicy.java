@@ -10,16 +10,15 @@ import dev.kvrouter.events.RouteReason;
  * what it routed wins, ties to the less loaded; no match, the least-loaded candidate.
  * {@code imbalanceAbs} ≤ 0 turns the imbalance check off (the bare mean + 2σ rule).
  */
-public final class AibrixPrefixCachePolicy implements Policy {
+public final class AibrixPrefixCachePolicy extends RoutedTablePolicy {
 
     private final int imbalanceAbs;
     private final double sigmas;
-    private final RoutedPrefixTable table;
 
     public AibrixPrefixCachePolicy(int imbalanceAbs, double sigmas, int tableBlocks) {
+        super(tableBlocks);
         this.imbalanceAbs = imbalanceAbs;
         this.sigmas = sigmas;
-        this.table = new RoutedPrefixTable(tableBlocks);
     }
 
     @Override
@@ -28,40 +27,14 @@ public final class AibrixPrefixCachePolicy implements Policy {
     }
 
     @Override
-    public Route route(PolicyRequest request, FleetView fleet) {
-        Route r = choose(request, fleet);
-        table.insert(request.chain(), r.engine());
-        return r;
-    }
-
-    private Route choose(PolicyRequest request, FleetView fleet) {
-        double mean = Loads.mean(fleet);
-        double var = 0;
-        int n = 0;
-        int max = Integer.MIN_VALUE;
-        int min = Integer.MAX_VALUE;
-        for (int e = 0; e < fleet.size(); e++) {
-            if (fleet.alive(e)) {
-                max = Math.max(max, fleet.load(e));
-                min = Math.min(min, fleet.load(e));
-                var += (fleet.load(e) - mean) * (fleet.load(e) - mean);
-                n++;
-            }
-        }
-        if (imbalanceAbs > 0 && n > 0 && max - min > imbalanceAbs) {
+    Route choose(PolicyRequest request, FleetView fleet) {
+        Loads.Spread loads = Loads.spread(fleet);
+        if (imbalanceAbs > 0 && loads.live() > 0 && loads.max() - loads.min() > imbalanceAbs) {
             return new Route(Loads.leastLoaded(fleet), 0, RouteReason.SPILL_BUSY);
         }
-        double limit = mean + sigmas * Math.sqrt(n == 0 ? 0 : var / n);
-        int[] depth = table.match(request.chain(), fleet.size());
-        int best = -1;
-        for (int e = 0; e < fleet.size(); e++) {
-            if (!fleet.alive(e) || fleet.load(e) > limit) {
-                continue;
-            }
-            if (best < 0 || depth[e] > depth[best] || (depth[e] == depth[best] && fleet.load(e) < fleet.load(best))) {
-                best = e;
-            }
-        }
+        double limit = loads.mean() + sigmas * loads.stddev();
+        int[] depth = match(request, fleet);
+        int best = longestMatch(depth, fleet, e -> fleet.load(e) <= limit);
         if (best < 0) {
             return new Route(Loads.leastLoaded(fleet), 0, RouteReason.FALLBACK_LOAD_ONLY);
         }

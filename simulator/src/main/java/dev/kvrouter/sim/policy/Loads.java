@@ -26,16 +26,32 @@ final class Loads {
         return e < 0 ? 0 : e;
     }
 
-    /** Mean load of the live engines. */
-    static double mean(FleetView fleet) {
-        double sum = 0;
+    /** The live engines' loads: how many, the lowest and highest, their mean and standard deviation (all 0 with none live). */
+    record Spread(int live, int min, int max, double mean, double stddev) {}
+
+    static Spread spread(FleetView fleet) {
         int n = 0;
+        int min = Integer.MAX_VALUE;
+        int max = Integer.MIN_VALUE;
+        double sum = 0;
         for (int e = 0; e < fleet.size(); e++) {
             if (fleet.alive(e)) {
-                sum += fleet.load(e);
                 n++;
+                min = Math.min(min, fleet.load(e));
+                max = Math.max(max, fleet.load(e));
+                sum += fleet.load(e);
             }
         }
-        return n == 0 ? 0 : sum / n;
+        if (n == 0) {
+            return new Spread(0, 0, 0, 0, 0);
+        }
+        double mean = sum / n;
+        double squares = 0;
+        for (int e = 0; e < fleet.size(); e++) {
+            if (fleet.alive(e)) {
+                squares += (fleet.load(e) - mean) * (fleet.load(e) - mean);
+            }
+        }
+        return new Spread(n, min, max, mean, Math.sqrt(squares / n));
     }
 }

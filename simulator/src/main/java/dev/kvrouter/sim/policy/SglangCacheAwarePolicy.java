@@ -9,18 +9,17 @@ import dev.kvrouter.events.RouteReason;
  * rate (matched / prompt blocks) exceeds {@code matchThreshold}; otherwise the least loaded.
  * The chosen engine's table learns the whole prompt.
  */
-public final class SglangCacheAwarePolicy implements Policy {
+public final class SglangCacheAwarePolicy extends RoutedTablePolicy {
 
     private final int absThreshold;
     private final double relThreshold;
     private final double matchThreshold;
-    private final RoutedPrefixTable table;
 
     public SglangCacheAwarePolicy(int absThreshold, double relThreshold, double matchThreshold, int tableBlocks) {
+        super(tableBlocks);
         this.absThreshold = absThreshold;
         this.relThreshold = relThreshold;
         this.matchThreshold = matchThreshold;
-        this.table = new RoutedPrefixTable(tableBlocks);
     }
 
     /** SGLang's defaults: 64, 1.5, 0.3. */
@@ -34,34 +33,18 @@ public final class SglangCacheAwarePolicy implements Policy {
     }
 
     @Override
-    public Route route(PolicyRequest request, FleetView fleet) {
-        Route r = choose(request, fleet);
-        table.insert(request.chain(), r.engine());
-        return r;
-    }
-
-    private Route choose(PolicyRequest request, FleetView fleet) {
-        int max = Integer.MIN_VALUE;
-        int min = Integer.MAX_VALUE;
-        for (int e = 0; e < fleet.size(); e++) {
-            if (fleet.alive(e)) {
-                max = Math.max(max, fleet.load(e));
-                min = Math.min(min, fleet.load(e));
-            }
-        }
-        if (max == Integer.MIN_VALUE) {
+    Route choose(PolicyRequest request, FleetView fleet) {
+        Loads.Spread loads = Loads.spread(fleet);
+        if (loads.live() == 0) {
             return new Route(0, 0, RouteReason.FALLBACK_LOAD_ONLY);
         }
+        int max = loads.max();
+        int min = loads.min();
         if (max - min > absThreshold && max > relThreshold * min) {
             return new Route(Loads.leastLoaded(fleet), 0, RouteReason.SPILL_BUSY);
         }
-        int[] depth = table.match(request.chain(), fleet.size());
-        int best = -1;
-        for (int e = 0; e < fleet.size(); e++) {
-            if (fleet.alive(e) && (best < 0 || depth[e] > depth[best] || (depth[e] == depth[best] && fleet.load(e) < fleet.load(best)))) {
-                best = e;
-            }
-        }
+        int[] depth = match(request, fleet);
+        int best = longestMatch(depth, fleet, e -> true);
         int blocks = request.chain().length;
         if (blocks > 0 && depth[best] > 0 && (double) depth[best] / blocks > matchThreshold) {
             return new Route(best, depth[best], RouteReason.AFFINITY);
