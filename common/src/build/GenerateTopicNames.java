@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
  * {@code java GenerateTopicNames.java <kvr-topics.yaml> <generated sources dir>}.
  *
  * <p>It reads the two lines per topic it needs ({@code - name:} and the {@code description:} under it) rather than
- * the whole YAML, so the build needs no YAML library; kafka-topics' {@code TopicNamesTest} checks the constants against
+ * the whole YAML, so the build needs no YAML library; kafka-topics' {@code TopicCatalogTest} checks the constants against
  * the file parsed as YAML, and a topic entry this reader does not understand fails the build.
  */
 public final class GenerateTopicNames {

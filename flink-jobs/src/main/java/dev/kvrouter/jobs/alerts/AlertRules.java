@@ -1,7 +1,6 @@
 package dev.kvrouter.jobs.alerts;
 
 import dev.kvrouter.alerts.Alert;
-import dev.kvrouter.alerts.AlertKind;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -25,13 +24,13 @@ public final class AlertRules extends KeyedProcessFunction<String, AlertObservat
     @Override
     public void processElement(AlertObservation o, Context ctx, Collector<Alert> out) throws Exception {
         boolean wasFiring = Boolean.TRUE.equals(firing.value());
-        if (o.breached == wasFiring) {
+        if (o.breached() == wasFiring) {
             return;
         }
-        out.collect(Alert.newBuilder().setKind(AlertKind.valueOf(o.kind)).setSubject(o.subject).setFiring(o.breached)
-                .setValue(o.value).setThreshold(o.threshold)
-                .setMessage((o.breached ? "" : "cleared: ") + o.message).setTsMs(o.tsMs).build());
-        if (o.breached) {
+        out.collect(Alert.newBuilder().setKind(o.kind()).setSubject(o.subject()).setFiring(o.breached())
+                .setValue(o.value()).setThreshold(o.threshold())
+                .setMessage((o.breached() ? "" : "cleared: ") + o.message()).setTsMs(o.tsMs()).build());
+        if (o.breached()) {
             firing.update(true);
         } else {
             // State clearing: a cleared alert keeps nothing; only firing ones are remembered.

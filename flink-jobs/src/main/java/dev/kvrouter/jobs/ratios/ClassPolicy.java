@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.ratios;
 
+import dev.kvrouter.alerts.AlertKind;
 import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.jobs.policy.AffinitySwitch;
 import dev.kvrouter.metrics.ClassRatios;
@@ -55,7 +56,7 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
         double rate = affinity.evidence(before, w);
         String why = before ? String.format(java.util.Locale.ROOT, "hit rate %.1f %%", 100 * rate)
                 : String.format(java.util.Locale.ROOT, "best holder matched %.1f %% of its requests", 100 * rate);
-        ctx.output(AFFINITY, AlertObservation.of("AFFINITY_NOT_PAYING", r.getPrefixClass(), rate, affinity.offBelow(), !after,
+        ctx.output(AFFINITY, new AlertObservation(AlertKind.AFFINITY_NOT_PAYING, r.getPrefixClass(), rate, affinity.offBelow(), !after,
                 "class " + r.getPrefixClass() + (after ? " pays for affinity (" + why + ")" : " gains too little from affinity ("
                         + why + "): affinity off"), r.getWindowEndMs()));
         // Written every window, not only on change: the hash's TTL is refreshed with the view's.

@@ -1,6 +1,7 @@
 package dev.kvrouter.jobs.ratios;
 
 import dev.kvrouter.alerts.Alert;
+import dev.kvrouter.alerts.AlertKind;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.OutcomeStatus;
@@ -123,7 +124,7 @@ public final class RatiosWorkflow {
         double stalenessAbove = config.ratios().alertStalenessAbove();
         int minRouted = config.ratios().affinityMinRequests();
         KeySelector<AlertObservation, String> alertKey = AlertObservation::key;
-        tumbling.map(r -> AlertObservation.of("STALE_VIEW", r.getPrefixClass(), r.getStalenessRatio(), stalenessAbove,
+        tumbling.map(r -> new AlertObservation(AlertKind.STALE_VIEW, r.getPrefixClass(), r.getStalenessRatio(), stalenessAbove,
                         r.getAffinityRouted() >= minRouted && r.getStalenessRatio() > stalenessAbove,
                         "class " + r.getPrefixClass() + ": " + r.getStale() + " of " + r.getAffinityRouted()
                                 + " requests routed for affinity found fewer cached blocks than the view promised",

@@ -3,6 +3,7 @@ package dev.kvrouter.jobs.alerts;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.alerts.Alert;
+import dev.kvrouter.alerts.AlertKind;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
@@ -28,6 +29,6 @@ class AlertRulesTest {
     }
 
     private static AlertObservation obs(double value, boolean breached) {
-        return AlertObservation.of("STALE_VIEW", "app-a", value, 0.2, breached, "staleness " + value, 0);
+        return new AlertObservation(AlertKind.STALE_VIEW, "app-a", value, 0.2, breached, "staleness " + value, 0);
     }
 }

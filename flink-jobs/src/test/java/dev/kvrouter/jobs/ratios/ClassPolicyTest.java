@@ -40,7 +40,7 @@ class ClassPolicyTest {
         h.processElement(window("chat", 20, 0, 10, 20), 0);
         assertThat(values()).as("5 % hits: off; 20 % would match: still off; 50 %: on").containsExactly("off", "off", "on");
         assertThat(h.getSideOutput(ClassPolicy.AFFINITY)).hasSize(3);
-        assertThat(h.getSideOutput(ClassPolicy.AFFINITY).stream().map(r -> ((AlertObservation) r.getValue()).breached).toList())
+        assertThat(h.getSideOutput(ClassPolicy.AFFINITY).stream().map(r -> ((AlertObservation) r.getValue()).breached()).toList())
                 .containsExactly(true, true, false);
         assertThat(h.numProcessingTimeTimers()).isZero();
     }

@@ -93,8 +93,12 @@ public final class ExplainCommand implements Callable<Integer> {
             for (String topic : read) {
                 var info = consumer.partitionsFor(topic, Duration.ofSeconds(30));
                 if (info == null || info.isEmpty()) {
+                    String prefix = topicsPrefix.value();
+                    // A run prints 'topics demo-xxxx.*': the dot belongs to the prefix, and is easy to leave out.
+                    String hint = !prefix.isEmpty() && !prefix.endsWith(".") ? "; did you mean --topics-prefix " + prefix + ". (with the dot)?"
+                            : "";
                     throw new IllegalArgumentException("no topic " + topic + " on " + config.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)
-                            + ": check --topics-prefix (a run prints 'topics <prefix>*')");
+                            + ": check --topics-prefix (a run prints 'topics <prefix>*')" + hint);
                 }
                 info.forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
             }

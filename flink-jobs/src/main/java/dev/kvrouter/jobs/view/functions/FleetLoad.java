@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.alerts.AlertKind;
 import dev.kvrouter.common.LoadStats;
 import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.jobs.view.model.EngineStatus;
@@ -80,7 +81,7 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
         double hotAbove = LoadStats.hotAbove(mean, busyFactor);
         for (String engine : hot) {
             if (lastHot.add(engine)) {
-                ctx.output(HOT_ENGINES, AlertObservation.of("HOT_ENGINE", engine, current.get(engine), hotAbove, true,
+                ctx.output(HOT_ENGINES, new AlertObservation(AlertKind.HOT_ENGINE, engine, current.get(engine), hotAbove, true,
                         "engine " + engine + " has load " + current.get(engine) + ", over " + busyFactor + " x the fleet mean "
                                 + String.format(java.util.Locale.ROOT, "%.1f", mean), timestamp));
             }
@@ -89,7 +90,7 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
             String engine = it.next();
             if (!hot.contains(engine)) {
                 it.remove();
-                ctx.output(HOT_ENGINES, AlertObservation.of("HOT_ENGINE", engine, current.getOrDefault(engine, 0.0),
+                ctx.output(HOT_ENGINES, new AlertObservation(AlertKind.HOT_ENGINE, engine, current.getOrDefault(engine, 0.0),
                         hotAbove, false, "engine " + engine + " is no longer hot", timestamp));
             }
         }

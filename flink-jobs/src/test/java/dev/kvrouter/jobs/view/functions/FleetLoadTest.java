@@ -33,7 +33,7 @@ class FleetLoadTest {
             h.setProcessingTime(2_000);
             assertThat(meta(h)).containsEntry("fleet_engines", "0").containsEntry("hot_engines", "");
             // e2 became hot at the first tick and cooled down (it is gone) at the second.
-            assertThat(h.getSideOutput(FleetLoad.HOT_ENGINES)).extracting(r -> r.getValue().subject + ":" + r.getValue().breached)
+            assertThat(h.getSideOutput(FleetLoad.HOT_ENGINES)).extracting(r -> r.getValue().subject() + ":" + r.getValue().breached())
                     .containsExactly("e2:true", "e2:false");
             assertThat(h.numKeyedStateEntries()).isZero();
             assertThat(h.numProcessingTimeTimers()).isZero();
