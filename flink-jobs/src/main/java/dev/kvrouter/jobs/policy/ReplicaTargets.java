@@ -1,12 +1,13 @@
 package dev.kvrouter.jobs.policy;
 
 import dev.kvrouter.common.LoadStats;
+import dev.kvrouter.events.EngineHealth;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * How many engines a hot prefix should be on, and where to warm the missing ones (DESIGN.md §1,
@@ -21,7 +22,7 @@ import java.util.Set;
 public final class ReplicaTargets {
 
     /** One engine as the plan sees it. */
-    public record Engine(String id, String health, double load, boolean unsynced) {}
+    public record Engine(String id, EngineHealth health, double load, boolean unsynced) {}
 
     /**
      * @param target  replicas the prefix should have
@@ -31,7 +32,7 @@ public final class ReplicaTargets {
      */
     public record Plan(int target, int live, List<String> warmOn, String source) {}
 
-    private static final Set<String> LIVE = Set.of("READY", "BUSY");
+    private static final EnumSet<EngineHealth> LIVE = EnumSet.of(EngineHealth.READY, EngineHealth.BUSY);
 
     private ReplicaTargets() {}
 
@@ -39,7 +40,7 @@ public final class ReplicaTargets {
         List<Engine> liveHolders = holders.stream().map(fleet::get)
                 .filter(e -> e != null && LIVE.contains(e.health()))
                 .sorted(Comparator.comparingDouble(Engine::load).thenComparing(Engine::id)).toList();
-        double mean = fleet.values().stream().filter(e -> !"DEAD".equals(e.health())).mapToDouble(Engine::load).average().orElse(0);
+        double mean = fleet.values().stream().filter(e -> e.health() != EngineHealth.DEAD).mapToDouble(Engine::load).average().orElse(0);
         boolean allAboveMean = !liveHolders.isEmpty() && liveHolders.stream().allMatch(e -> e.load() > mean);
         int target = allAboveMean ? max : min;
         String source = liveHolders.isEmpty() ? null : liveHolders.get(0).id();
@@ -49,7 +50,7 @@ public final class ReplicaTargets {
         }
         List<String> warmOn = new ArrayList<>();
         fleet.values().stream()
-                .filter(e -> "READY".equals(e.health()) && !e.unsynced() && !holders.contains(e.id()))
+                .filter(e -> e.health() == EngineHealth.READY && !e.unsynced() && !holders.contains(e.id()))
                 .filter(e -> e.load() <= LoadStats.hotAbove(mean, busyFactor))
                 .sorted(Comparator.comparingDouble(Engine::load).thenComparing(Engine::id))
                 .limit(missing)

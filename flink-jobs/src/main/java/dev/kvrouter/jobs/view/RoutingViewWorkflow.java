@@ -146,7 +146,7 @@ public final class RoutingViewWorkflow {
 
     static EngineStateChange stateChange(EngineStatus s) {
         return EngineStateChange.newBuilder()
-                .setEngine(s.engine).setHealth(EngineHealth.valueOf(s.health)).setPrevious(EngineHealth.valueOf(s.previous))
+                .setEngine(s.engine).setHealth(s.currentHealth).setPrevious(s.previousHealth)
                 .setReason(s.reason).setEpoch(s.epoch).setUnsynced(s.unsynced).setWaiting(s.waiting).setRunning(s.running)
                 .setKvUsage(s.kvUsage).setResidencyMs(s.residencyMs).setTsMs(s.tsMs).build();
     }

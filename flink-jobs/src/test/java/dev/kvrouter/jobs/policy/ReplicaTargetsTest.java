@@ -2,6 +2,7 @@ package dev.kvrouter.jobs.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.jobs.policy.ReplicaTargets.Engine;
 import dev.kvrouter.jobs.policy.ReplicaTargets.Plan;
 import java.util.LinkedHashMap;
@@ -20,7 +21,7 @@ class ReplicaTargetsTest {
     }
 
     private static Engine ready(String id, double load) {
-        return new Engine(id, "READY", load, false);
+        return new Engine(id, EngineHealth.READY, load, false);
     }
 
     @Test
@@ -45,8 +46,8 @@ class ReplicaTargetsTest {
 
     @Test
     void suspectDeadAndUnknownHoldersAreNotLiveAndUnfitEnginesAreNotChosen() {
-        Map<String, Engine> f = fleet(new Engine("e1", "SUSPECT", 0, false), new Engine("e2", "BUSY", 9, false),
-                new Engine("e3", "READY", 0, true), new Engine("e4", "DRAINING", 0, false), ready("e5", 1), ready("e6", 20));
+        Map<String, Engine> f = fleet(new Engine("e1", EngineHealth.SUSPECT, 0, false), new Engine("e2", EngineHealth.BUSY, 9, false),
+                new Engine("e3", EngineHealth.READY, 0, true), new Engine("e4", EngineHealth.DRAINING, 0, false), ready("e5", 1), ready("e6", 20));
         // mean = (0 + 9 + 0 + 0 + 1 + 20) / 6 = 5; live holders: e2 only (above the mean) -> target 3, 2 missing;
         // e3 is unsynced, e4 draining, e6 hot (20 > 2 x 5): only e5 qualifies.
         Plan p = ReplicaTargets.plan(List.of("e1", "e2", "gone"), f, 2, 3, 2);

@@ -1,6 +1,7 @@
 package dev.kvrouter.jobs.view.functions;
 
 import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.view.model.EngineSpeed;
 import dev.kvrouter.jobs.view.model.EngineStatus;
@@ -57,7 +58,7 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
 
     @Override
     public void processElement1(EngineStatus s, Context ctx, Collector<ViewWrite> out) throws Exception {
-        if ("DEAD".equals(s.health)) {
+        if (s.currentHealth == EngineHealth.DEAD) {
             // State clearing: a dead engine leaves the table; if it comes back it is measured afresh.
             // This is the only clearing path, and it suffices: state exists only for engines the
             // tracker knows, and the tracker declares every engine it stops hearing from DEAD.
@@ -123,7 +124,7 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
     }
 
     static EngineEntry entry(EngineStatus s, int prefillTokensPerS, int slotMs) {
-        return new EngineEntry(s.health, s.waiting, s.running, (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs),
-                s.epoch, s.unsynced, s.loadAtMs, s.role, s.slots, prefillTokensPerS, slotMs);
+        return new EngineEntry(s.currentHealth.name(), s.waiting, s.running, (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs),
+                s.epoch, s.unsynced, s.loadAtMs, s.servingRole.name(), s.slots, prefillTokensPerS, slotMs);
     }
 }

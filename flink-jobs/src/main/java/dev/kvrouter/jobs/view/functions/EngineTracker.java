@@ -4,6 +4,8 @@ import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.events.AllBlocksCleared;
 import dev.kvrouter.events.BlockRemoved;
 import dev.kvrouter.events.BlockStored;
+import dev.kvrouter.events.EngineHealth;
+import dev.kvrouter.events.EngineLifecycle;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.jobs.config.EngineSettings;
@@ -14,6 +16,7 @@ import dev.kvrouter.jobs.view.model.EngineHealthState;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -52,6 +55,13 @@ import org.apache.flink.util.OutputTag;
 public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventBatch, EngineLoad, LocationUpdate> {
 
     public static final OutputTag<EngineStatus> ENGINE_STATUS = new OutputTag<>("engine-status") {};
+
+    /** The name of the per-engine health state (savepoints know it by this name). */
+    static final String HEALTH_STATE = "engine-health";
+
+    /** Health from which the engine's next event makes it live again. */
+    private static final EnumSet<EngineHealth> NOT_LIVE =
+            EnumSet.of(EngineHealth.UNKNOWN, EngineHealth.SUSPECT, EngineHealth.DEAD, EngineHealth.RESTARTED);
 
     private final int chunkTokens;
     private final int tagDepth;
@@ -105,7 +115,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         // state TTL: on the heap backend its cleanup copies an engine's whole map on access, or on
         // every checkpoint, which showed as the largest cost in profiles.
         blocks = getRuntimeContext().getMapState(blocksDescriptor);
-        health = getRuntimeContext().getState(new ValueStateDescriptor<>("engine-health", TypeInformation.of(EngineHealthState.class)));
+        health = getRuntimeContext().getState(new ValueStateDescriptor<>(HEALTH_STATE, TypeInformation.of(EngineHealthState.class)));
         hasher = new CanonicalBlockHasher(chunkTokens);
         var metrics = getRuntimeContext().getMetricGroup();
         orphans = metrics.counter("blocksWithUnknownParent");
@@ -128,19 +138,19 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         }
         if (h.lastSeq >= 0 && batch.getSeq() <= h.lastSeq) {
             dropAll(engine, h, now, "engine-restarted", out);
-            changeHealth(h, "RESTARTED", "sequence went back from " + h.lastSeq + " to " + batch.getSeq()
+            changeHealth(h, EngineHealth.RESTARTED, "sequence went back from " + h.lastSeq + " to " + batch.getSeq()
                     + ": the engine restarted and its cache is gone", now, ctx);
         } else if (h.lastSeq >= 0 && batch.getSeq() > h.lastSeq + 1) {
             h.unsyncedUntilMs = now + entryLifetimeMs(h);
             // Timer path: the check at that instant clears the unsynced mark (see onTimer).
             ctx.timerService().registerProcessingTimeTimer(h.unsyncedUntilMs);
-            announce(h, h.health, (batch.getSeq() - h.lastSeq - 1) + " batch(es) lost (sequence " + h.lastSeq + " -> "
+            announce(h, h.currentHealth, (batch.getSeq() - h.lastSeq - 1) + " batch(es) lost (sequence " + h.lastSeq + " -> "
                     + batch.getSeq() + "): confidence lowered until the entries from before the gap expire", now, ctx);
         }
         h.lastSeq = batch.getSeq();
         h.lastBatchTsMs = batch.getTsMs();
         h.lastSeenMs = now;
-        if ("UNKNOWN".equals(h.health) || "SUSPECT".equals(h.health) || "DEAD".equals(h.health) || "RESTARTED".equals(h.health)) {
+        if (NOT_LIVE.contains(h.currentHealth)) {
             changeHealth(h, liveHealth(h), "the engine is sending events", now, ctx);
         }
         long storedAt = Math.min(batch.getTsMs(), now);
@@ -151,7 +161,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
                 remove(engine, h, removed, now, out);
             } else if (event instanceof AllBlocksCleared) {
                 dropAll(engine, h, now, "all-blocks-cleared", out);
-                changeHealth(h, "RESTARTED", "the engine cleared its prefix cache", now, ctx);
+                changeHealth(h, EngineHealth.RESTARTED, "the engine cleared its prefix cache", now, ctx);
                 changeHealth(h, liveHealth(h), "the engine is sending events", now, ctx);
             }
         }
@@ -173,14 +183,14 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         }
         h.kvUsed = load.getKvBlocksUsed();
         h.kvCapacity = load.getKvBlocksCapacity();
-        h.lifecycle = load.getLifecycle().name();
-        h.role = load.getRole().name();
+        h.reportedLifecycle = load.getLifecycle();
+        h.servingRole = load.getRole();
         h.lastSeenMs = now;
         h.loadAtMs = Math.min(load.getTsMs(), now);
-        String next = liveHealth(h);
+        EngineHealth next = liveHealth(h);
         String reason = switch (next) {
-            case "BUSY" -> h.waiting + " requests waiting, over the queue cap of " + queueCap;
-            case "DRAINING" -> "the engine reports lifecycle " + h.lifecycle;
+            case BUSY -> h.waiting + " requests waiting, over the queue cap of " + queueCap;
+            case DRAINING -> "the engine reports lifecycle " + h.reportedLifecycle;
             default -> "load report received";
         };
         changeHealth(h, next, reason, now, ctx);
@@ -190,11 +200,11 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     }
 
     /** What a live engine's health is, from its last load report. */
-    private String liveHealth(EngineHealthState h) {
-        if ("DRAINING".equals(h.lifecycle) || "STOPPING".equals(h.lifecycle)) {
-            return "DRAINING";
+    private EngineHealth liveHealth(EngineHealthState h) {
+        if (h.reportedLifecycle == EngineLifecycle.DRAINING || h.reportedLifecycle == EngineLifecycle.STOPPING) {
+            return EngineHealth.DRAINING;
         }
-        return h.waiting > queueCap ? "BUSY" : "READY";
+        return h.waiting > queueCap ? EngineHealth.BUSY : EngineHealth.READY;
     }
 
     private void store(String engine, EngineHealthState h, KvEventBatch batch, BlockStored s, long storedAt, long now,
@@ -323,40 +333,39 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         return (long) (residencyMs * lifetimes);
     }
 
-    private void changeHealth(EngineHealthState h, String next, String reason, long now, Context ctx) {
-        if (!next.equals(h.health)) {
+    private void changeHealth(EngineHealthState h, EngineHealth next, String reason, long now, Context ctx) {
+        if (next != h.currentHealth) {
             announce(h, next, reason, now, ctx);
         }
     }
 
     /** Publishes a change of the engine (health, or its sync state) to the view and the engine-state topic. */
-    private void announce(EngineHealthState h, String next, String reason, long now, Context ctx) {
-        String previous = h.health;
-        h.health = next;
+    private void announce(EngineHealthState h, EngineHealth next, String reason, long now, Context ctx) {
+        EngineHealth previous = h.currentHealth;
+        h.currentHealth = next;
         ctx.output(ENGINE_STATUS, status(ctx.getCurrentKey(), h, previous, reason, now, true));
         h.publishedAtMs = now;
-        h.publishedHealth = next;
     }
 
     /** Load-only refreshes, at most once per engine.update-interval. */
     private void publish(EngineHealthState h, long now, Context ctx) {
         if (now - h.publishedAtMs >= updateIntervalMs) {
-            ctx.output(ENGINE_STATUS, status(ctx.getCurrentKey(), h, h.health, "load", now, false));
+            ctx.output(ENGINE_STATUS, status(ctx.getCurrentKey(), h, h.currentHealth, "load", now, false));
             h.publishedAtMs = now;
         }
     }
 
-    private EngineStatus status(String engine, EngineHealthState h, String previous, String reason, long now, boolean changed) {
+    private EngineStatus status(String engine, EngineHealthState h, EngineHealth previous, String reason, long now, boolean changed) {
         EngineStatus s = new EngineStatus();
         s.engine = engine;
-        s.health = h.health;
-        s.previous = previous;
+        s.currentHealth = h.currentHealth;
+        s.previousHealth = previous;
         s.reason = reason;
         s.waiting = h.waiting;
         s.running = h.running;
         s.slots = h.slots;
         s.kvUsage = h.kvCapacity > 0 ? (double) h.kvUsed / h.kvCapacity : 0;
-        s.role = h.role;
+        s.servingRole = h.servingRole;
         s.residencyMs = (long) Math.min(maxResidencyMs, effectiveResidencyMs(h));
         s.epoch = h.epoch;
         s.unsynced = now < h.unsyncedUntilMs;
@@ -368,11 +377,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
 
     private EngineHealthState state() throws Exception {
         EngineHealthState h = health.value();
-        if (h == null) {
-            h = new EngineHealthState();
-            h.residencyMs = defaultResidencyMs;
-        }
-        return h;
+        return h == null ? EngineHealthState.fresh(defaultResidencyMs) : h.upgrade();
     }
 
     /** Notes when this task began processing after its start or restore: silence is not counted before it. */
@@ -397,13 +402,14 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         if (h == null) {
             return;
         }
+        h.upgrade();
         resumed(ctx.timerService().currentProcessingTime());
         // Timers restored from a checkpoint fire late, all at once: the engine's silence counts from
         // its last sign of life or from the job's resumption, whichever is later.
         long lastSign = Math.max(h.lastSeenMs, resumedAtMs);
         long silence = timestamp - lastSign;
         long next;
-        if ("DEAD".equals(h.health)) {
+        if (h.currentHealth == EngineHealth.DEAD) {
             if (silence >= deadAfterMs + forgetAfterMs) {
                 // State clearing: dead and forgotten; nothing of the engine is left, no timer either.
                 health.clear();
@@ -413,16 +419,16 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
             next = lastSign + deadAfterMs + forgetAfterMs;
         } else if (silence >= deadAfterMs) {
             dropAll(ctx.getCurrentKey(), h, timestamp, "engine-dead", out);
-            changeHealth(h, "DEAD", "no load report or event for " + silence + " ms (engine.dead-after "
+            changeHealth(h, EngineHealth.DEAD, "no load report or event for " + silence + " ms (engine.dead-after "
                     + deadAfterMs + " ms): its cache entries leave the view", timestamp, ctx);
             next = lastSign + deadAfterMs + forgetAfterMs;
         } else if (silence >= suspectAfterMs) {
-            changeHealth(h, "SUSPECT", "no load report or event for " + silence + " ms", timestamp, ctx);
+            changeHealth(h, EngineHealth.SUSPECT, "no load report or event for " + silence + " ms", timestamp, ctx);
             next = lastSign + deadAfterMs;
         } else {
             if (h.unsyncedUntilMs > 0 && timestamp >= h.unsyncedUntilMs) {
                 h.unsyncedUntilMs = 0;
-                announce(h, h.health, "in sync again: the entries from before the lost batches expired", timestamp, ctx);
+                announce(h, h.currentHealth, "in sync again: the entries from before the lost batches expired", timestamp, ctx);
             }
             next = lastSign + suspectAfterMs;
         }

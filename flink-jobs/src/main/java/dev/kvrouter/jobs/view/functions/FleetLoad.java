@@ -2,6 +2,7 @@ package dev.kvrouter.jobs.view.functions;
 
 import dev.kvrouter.alerts.AlertKind;
 import dev.kvrouter.common.LoadStats;
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.jobs.alerts.AlertObservation;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.redis.ViewWrite;
@@ -50,7 +51,7 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
 
     @Override
     public void processElement(EngineStatus s, Context ctx, Collector<ViewWrite> out) throws Exception {
-        if ("DEAD".equals(s.health) || "RESTARTED".equals(s.health)) {
+        if (s.currentHealth == EngineHealth.DEAD || s.currentHealth == EngineHealth.RESTARTED) {
             // State clearing: a dead engine has no load; it comes back with its next report.
             loads.remove(s.engine);
         } else {

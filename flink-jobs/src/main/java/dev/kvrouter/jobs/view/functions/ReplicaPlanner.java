@@ -1,6 +1,8 @@
 package dev.kvrouter.jobs.view.functions;
 
 import dev.kvrouter.contract.ViewLayout;
+import dev.kvrouter.events.EngineHealth;
+import dev.kvrouter.events.EngineRole;
 import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.policy.ReplicaTargets;
 import dev.kvrouter.jobs.view.model.EngineStatus;
@@ -28,6 +30,9 @@ public final class ReplicaPlanner extends KeyedCoProcessFunction<String, HotPref
     private final int min;
     private final int max;
     private final double busyFactor;
+    /** The name of the latest-status-per-engine state (savepoints know it by this name). */
+    private static final String ENGINES_STATE = "engines";
+
     private transient MapState<String, EngineStatus> engines;
 
     public ReplicaPlanner(int min, int max, double busyFactor) {
@@ -39,12 +44,12 @@ public final class ReplicaPlanner extends KeyedCoProcessFunction<String, HotPref
     @Override
     public void open(OpenContext openContext) {
         engines = getRuntimeContext().getMapState(
-                new MapStateDescriptor<>("engines", Types.STRING, TypeInformation.of(EngineStatus.class)));
+                new MapStateDescriptor<>(ENGINES_STATE, Types.STRING, TypeInformation.of(EngineStatus.class)));
     }
 
     @Override
     public void processElement2(EngineStatus s, Context ctx, Collector<ReplicationRecommendation> out) throws Exception {
-        if ("DEAD".equals(s.health)) {
+        if (s.currentHealth == EngineHealth.DEAD) {
             // State clearing: a dead engine holds nothing and takes nothing; its next report brings it back.
             engines.remove(s.engine);
         } else {
@@ -57,10 +62,13 @@ public final class ReplicaPlanner extends KeyedCoProcessFunction<String, HotPref
         Map<String, ReplicaTargets.Engine> fleet = new TreeMap<>();
         for (Map.Entry<String, EngineStatus> e : engines.entries()) {
             EngineStatus s = e.getValue();
-            if ("DECODE".equals(s.role)) {
+            if (s.currentHealth == null) {
+                continue; // restored from a version-1 savepoint: unknown until the engine's next status replaces it
+            }
+            if (s.servingRole == EngineRole.DECODE) {
                 continue; // the decode pool of disaggregated serving takes hand-offs, not prompts
             }
-            fleet.put(s.engine, new ReplicaTargets.Engine(s.engine, s.health, s.waiting + s.running, s.unsynced));
+            fleet.put(s.engine, new ReplicaTargets.Engine(s.engine, s.currentHealth, s.waiting + s.running, s.unsynced));
         }
         List<String> holders = p.holders == null ? List.of() : Arrays.asList(p.holders);
         ReplicaTargets.Plan plan = ReplicaTargets.plan(holders, fleet, min, max, busyFactor);

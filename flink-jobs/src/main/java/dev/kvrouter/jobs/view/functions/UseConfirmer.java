@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.view.model.EngineEpoch;
 import dev.kvrouter.jobs.view.model.EngineStatus;
@@ -40,7 +41,7 @@ public final class UseConfirmer extends KeyedCoProcessFunction<String, EngineSta
 
     @Override
     public void processElement1(EngineStatus s, Context ctx, Collector<LocationUpdate> out) throws Exception {
-        if ("DEAD".equals(s.health)) {
+        if (s.currentHealth == EngineHealth.DEAD) {
             // State clearing: a dead engine's cache is gone; uses of it confirm nothing until it reports again.
             engine.clear();
             return;

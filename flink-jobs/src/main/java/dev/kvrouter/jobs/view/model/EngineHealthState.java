@@ -1,8 +1,25 @@
 package dev.kvrouter.jobs.view.model;
 
-/** Everything the job keeps about one engine besides its blocks. */
+import dev.kvrouter.events.EngineHealth;
+import dev.kvrouter.events.EngineLifecycle;
+import dev.kvrouter.events.EngineRole;
+
+/**
+ * Everything the job keeps about one engine besides its blocks.
+ *
+ * <p>State version 2: health, lifecycle and role are the Avro enums. Version 1 kept them as strings
+ * in {@code health}, {@code lifecycle} and {@code role}; a state restored from a version-1 savepoint
+ * has the enum fields null until {@link #upgrade()} carries the strings over. The enum fields have no
+ * initializer on purpose: Flink restores a POJO into an instance of its no-argument constructor, and
+ * a default there would hide the restored string. New state comes from {@link #fresh(double)}.
+ */
 public class EngineHealthState {
-    public String health = "UNKNOWN";
+    /** The engine's health as the job judges it. */
+    public EngineHealth currentHealth;
+    /** The lifecycle the engine last reported of itself. */
+    public EngineLifecycle reportedLifecycle;
+    /** BOTH, or PREFILL / DECODE under disaggregated serving, as the engine last reported. */
+    public EngineRole servingRole;
     public long epoch;
     /** Last sequence number applied; -1 before the first batch. */
     public long lastSeq = -1;
@@ -20,9 +37,6 @@ public class EngineHealthState {
     public int slots;
     public long kvUsed;
     public long kvCapacity;
-    public String lifecycle = "UNKNOWN";
-    /** BOTH, or PREFILL / DECODE under disaggregated serving, as the engine last reported. */
-    public String role = "BOTH";
     /** Learned store-to-remove lifetime, ms (before memory pressure). */
     public double residencyMs;
     /** Until when (processing time) the engine counts as unsynced after a sequence gap; 0 when synced. */
@@ -30,9 +44,42 @@ public class EngineHealthState {
     public long blockCount;
     /** The processing-time timer pending for liveness checks; 0 when none. */
     public long nextCheckMs;
-    /** When the engine entry was last published, and what it said, to throttle load-only updates. */
+    /** When the engine entry was last published, to throttle load-only updates. */
     public long publishedAtMs;
-    public String publishedHealth = "";
+
+    /** State version 1's health; null once upgraded. Goes with the next state version. */
+    @Deprecated
+    public String health;
+    /** State version 1's lifecycle; null once upgraded. Goes with the next state version. */
+    @Deprecated
+    public String lifecycle;
+    /** State version 1's role; null once upgraded. Goes with the next state version. */
+    @Deprecated
+    public String role;
 
     public EngineHealthState() {}
+
+    /** An engine not heard from before: health and lifecycle unknown, unified serving, the given residency. */
+    public static EngineHealthState fresh(double residencyMs) {
+        EngineHealthState h = new EngineHealthState();
+        h.currentHealth = EngineHealth.UNKNOWN;
+        h.reportedLifecycle = EngineLifecycle.UNKNOWN;
+        h.servingRole = EngineRole.BOTH;
+        h.residencyMs = residencyMs;
+        return h;
+    }
+
+    /** Carries a version-1 state's strings over to the enum fields (once; a version-2 state is returned as it is). */
+    @SuppressWarnings("deprecation")
+    public EngineHealthState upgrade() {
+        if (currentHealth == null) {
+            currentHealth = health == null ? EngineHealth.UNKNOWN : EngineHealth.valueOf(health);
+            reportedLifecycle = lifecycle == null ? EngineLifecycle.UNKNOWN : EngineLifecycle.valueOf(lifecycle);
+            servingRole = role == null ? EngineRole.BOTH : EngineRole.valueOf(role);
+            health = null;
+            lifecycle = null;
+            role = null;
+        }
+        return this;
+    }
 }

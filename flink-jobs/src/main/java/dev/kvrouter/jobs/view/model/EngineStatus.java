@@ -1,18 +1,28 @@
 package dev.kvrouter.jobs.view.model;
 
-/** An engine as it should appear in the view and in the engine-state changelog. */
+import dev.kvrouter.events.EngineHealth;
+import dev.kvrouter.events.EngineRole;
+
+/**
+ * An engine as it should appear in the view and in the engine-state changelog.
+ *
+ * <p>State version 2 (the replica planner keeps the latest per engine): health and role are the Avro
+ * enums. Version 1 kept them as strings in fields of other names, which a restore drops: an entry
+ * restored from a version-1 savepoint has {@code currentHealth} null until the engine's next status
+ * (within engine.update-interval) replaces it.
+ */
 public class EngineStatus {
     public String engine;
-    public String health;
-    public String previous;
+    /** Null only in an entry restored from a version-1 savepoint. */
+    public EngineHealth currentHealth;
+    public EngineHealth previousHealth;
     public String reason;
     public int waiting;
     public int running;
     /** Requests the engine runs at once, as learned; 0 unknown. */
     public int slots;
     public double kvUsage;
-    /** BOTH, PREFILL or DECODE. */
-    public String role = "BOTH";
+    public EngineRole servingRole = EngineRole.BOTH;
     public long residencyMs;
     public long epoch;
     public boolean unsynced;

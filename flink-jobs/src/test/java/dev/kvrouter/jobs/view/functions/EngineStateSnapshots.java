@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineLifecycle;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.EngineRole;
@@ -14,20 +15,21 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.OperatorSnapshotUtil;
-import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 
 /**
  * The operator state a version of the job writes, pinned as files so a later version can prove it
  * restores them (as Flink's own migration tests do): {@code state-snapshots/<operator>-v<N>.snapshot}
  * under the test resources, one per version whose state classes changed.
  *
- * <p>Run this with the code of the version being pinned, before its state classes change:
- * {@code mvn -o -pl flink-jobs test-compile exec:java -Dexec.classpathScope=test
- * -Dexec.mainClass=dev.kvrouter.jobs.view.functions.EngineStateSnapshots -Dexec.args=N}. The scenes
- * below write every value the changed fields can hold in a snapshot: a unified engine with requests
- * waiting, a decode engine, a draining one and a silent (suspect) one.
+ * <p>Run this with the code of the version being pinned, before its state classes change (version
+ * 1 was written at commit ea842c6, with the state classes of 57f77de, the fields then named {@code health}, {@code previous}
+ * and {@code role}), from {@code flink-jobs}: {@code mvn -o test-compile exec:java
+ * -Dexec.classpathScope=test -Dexec.mainClass=dev.kvrouter.jobs.view.functions.EngineStateSnapshots
+ * -Dexec.args=N}. The scenes below write a unified engine with requests waiting, a decode engine, a
+ * draining one and a silent (suspect) one; {@code EngineStateMigrationTest} restores them.
  */
 public final class EngineStateSnapshots {
 
@@ -40,17 +42,19 @@ public final class EngineStateSnapshots {
         return TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "60 s", "engine.update-interval", "1 s");
     }
 
+    /** The tracker's harness, not opened yet: restore a snapshot into it, or open it empty. Max parallelism 1, one subtask. */
     static KeyedTwoInputStreamOperatorTestHarness<String, KvEventBatch, EngineLoad, LocationUpdate> engineTracker() throws Exception {
         KvRouterJobConfig config = config();
-        return ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(new EngineTracker(config.view(), config.engines()),
+        return new KeyedTwoInputStreamOperatorTestHarness<>(new KeyedCoProcessOperator<>(new EngineTracker(config.view(), config.engines())),
                 b -> EngineTracker.engineKey(b.getEngineId(), b.getDataParallelRank()),
-                l -> EngineTracker.engineKey(l.getEngineId(), l.getDataParallelRank()), Types.STRING);
+                l -> EngineTracker.engineKey(l.getEngineId(), l.getDataParallelRank()), Types.STRING, 1, 1, 0);
     }
 
+    /** The replica planner's harness, not opened yet. */
     static KeyedTwoInputStreamOperatorTestHarness<String, HotPrefix, EngineStatus, ReplicationRecommendation> replicaPlanner()
             throws Exception {
-        return ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(new ReplicaPlanner(2, 3, 2.0),
-                p -> "fleet", s -> "fleet", Types.STRING);
+        return new KeyedTwoInputStreamOperatorTestHarness<>(new KeyedCoProcessOperator<>(new ReplicaPlanner(2, 3, 2.0)),
+                p -> "fleet", s -> "fleet", Types.STRING, 1, 1, 0);
     }
 
     static EngineLoad load(String engine, int waiting, int running, EngineLifecycle lifecycle, EngineRole role, long tsMs) {
@@ -105,9 +109,9 @@ public final class EngineStateSnapshots {
     private static EngineStatus status(String engine, String health, String role, int running) {
         EngineStatus s = new EngineStatus();
         s.engine = engine;
-        s.health = health;
-        s.previous = health;
-        s.role = role;
+        s.currentHealth = EngineHealth.valueOf(health);
+        s.previousHealth = s.currentHealth;
+        s.servingRole = EngineRole.valueOf(role);
         s.running = running;
         return s;
     }

@@ -2,6 +2,7 @@ package dev.kvrouter.jobs.view.functions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.contract.EngineEntry;
 import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.view.model.EngineStatus;
@@ -101,7 +102,7 @@ class EngineTableTest {
     private static EngineStatus status(String health, long tsMs) {
         EngineStatus s = new EngineStatus();
         s.engine = "e1";
-        s.health = health;
+        s.currentHealth = EngineHealth.valueOf(health);
         s.waiting = 2;
         s.running = 8;
         s.slots = 8;

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.events.BlockRemoved;
 import dev.kvrouter.events.BlockStored;
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineLifecycle;
 import dev.kvrouter.events.EngineLoad;
+import dev.kvrouter.events.EngineRole;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.io.LocationUpdate;
@@ -113,9 +115,9 @@ class EngineTrackerTest {
         assertThat(harness.numKeyedStateEntries()).isPositive();
 
         harness.setProcessingTime(5_000);
-        assertThat(lastStatus().health).isEqualTo("SUSPECT");
+        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.SUSPECT);
         harness.setProcessingTime(15_000);
-        assertThat(lastStatus().health).isEqualTo("DEAD");
+        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.DEAD);
         List<LocationUpdate> out = harness.extractOutputValues();
         assertThat(out.subList(3, out.size())).hasSize(3).allSatisfy(u -> {
             assertThat(u.stored).isFalse();
@@ -135,8 +137,8 @@ class EngineTrackerTest {
             harness.setProcessingTime(t);
             harness.processElement2(load(t == 30_000 ? 11 : 0, 1), t);
         }
-        assertThat(statuses()).extracting(s -> s.health).doesNotContain("SUSPECT", "DEAD");
-        assertThat(lastStatus().health).isEqualTo("BUSY");
+        assertThat(statuses()).extracting(s -> s.currentHealth).doesNotContain(EngineHealth.SUSPECT, EngineHealth.DEAD);
+        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.BUSY);
         assertThat(harness.extractOutputValues()).allSatisfy(u -> assertThat(u.stored).isTrue());
     }
 
@@ -144,12 +146,12 @@ class EngineTrackerTest {
     void theRoleAnEngineReportsReachesTheEngineTable() throws Exception {
         open(TestConfigs.with());
         harness.processElement2(load(0, 1), 0);
-        assertThat(lastStatus().role).as("no role reported: unified serving").isEqualTo("BOTH");
+        assertThat(lastStatus().servingRole).as("no role reported: unified serving").isEqualTo(EngineRole.BOTH);
         EngineLoad decode = load(0, 1);
-        decode.setRole(dev.kvrouter.events.EngineRole.DECODE);
+        decode.setRole(EngineRole.DECODE);
         harness.setProcessingTime(1_000);
         harness.processElement2(decode, 1_000);
-        assertThat(lastStatus().role).isEqualTo("DECODE");
+        assertThat(lastStatus().servingRole).isEqualTo(EngineRole.DECODE);
         assertThat(EngineTable.entry(lastStatus(), 0, 0).role())
                 .isEqualTo("DECODE");
     }
@@ -203,8 +205,8 @@ class EngineTrackerTest {
         List<LocationUpdate> out = harness.extractOutputValues();
         assertThat(out).hasSize(4);
         assertThat(out.subList(2, 4)).allSatisfy(u -> assertThat(u.cause).isEqualTo("engine-restarted"));
-        assertThat(statuses()).extracting(s -> s.health).contains("RESTARTED");
-        assertThat(lastStatus().health).isEqualTo("READY");
+        assertThat(statuses()).extracting(s -> s.currentHealth).contains(EngineHealth.RESTARTED);
+        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.READY);
         assertThat(lastStatus().epoch).isEqualTo(1);
     }
 
@@ -220,7 +222,7 @@ class EngineTrackerTest {
         harness.processElement1(first, 0);
         harness.processElement1(batchWithSeq(1, 2_000, removed(1, 2, 16)), 0);
         assertThat(harness.extractOutputValues()).as("nothing stored, removed or dropped again").hasSize(before);
-        assertThat(statuses()).extracting(s -> s.health).doesNotContain("RESTARTED");
+        assertThat(statuses()).extracting(s -> s.currentHealth).doesNotContain(EngineHealth.RESTARTED);
         assertThat(lastStatus().epoch).isZero();
         // Block 0 is still there: a later batch naming it as parent is indexed.
         harness.processElement1(batchWithSeq(2, 3_000, stored(1, 2, 16)), 0);
@@ -248,10 +250,10 @@ class EngineTrackerTest {
         harness.setProcessingTime(62_000);
         harness.processElement2(load(0, 1), 62_000);
         harness.setProcessingTime(62_000 + 4_999);
-        assertThat(lastStatus().health).isEqualTo("READY");
+        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.READY);
         // Silent since its report after the restore: suspect after engine.suspect-after, as ever.
         harness.setProcessingTime(62_000 + 5_000);
-        assertThat(lastStatus().health).isEqualTo("SUSPECT");
+        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.SUSPECT);
     }
 
     @Test

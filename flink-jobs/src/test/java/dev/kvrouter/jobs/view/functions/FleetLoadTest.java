@@ -2,6 +2,7 @@ package dev.kvrouter.jobs.view.functions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.redis.ViewWrite;
 import java.util.LinkedHashMap;
@@ -49,7 +50,7 @@ class FleetLoadTest {
     private static EngineStatus status(String engine, String health, int waiting) {
         EngineStatus s = new EngineStatus();
         s.engine = engine;
-        s.health = health;
+        s.currentHealth = EngineHealth.valueOf(health);
         s.waiting = waiting;
         return s;
     }

@@ -2,6 +2,7 @@ package dev.kvrouter.jobs.view.functions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.replicas.ReplicationRecommendation;
@@ -32,7 +33,7 @@ class ReplicaPlannerTest {
     private static EngineStatus status(String engine, String health, int running) {
         EngineStatus s = new EngineStatus();
         s.engine = engine;
-        s.health = health;
+        s.currentHealth = EngineHealth.valueOf(health);
         s.running = running;
         return s;
     }

@@ -2,6 +2,7 @@ package dev.kvrouter.jobs.view.functions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -66,7 +67,7 @@ class UseConfirmerTest {
     private static EngineStatus status(String health, long epoch, long residencyMs, long tsMs) {
         EngineStatus s = new EngineStatus();
         s.engine = "e1";
-        s.health = health;
+        s.currentHealth = EngineHealth.valueOf(health);
         s.epoch = epoch;
         s.residencyMs = residencyMs;
         s.tsMs = tsMs;
