@@ -120,7 +120,7 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
         j.clientId = d.getClientId();
         j.engineId = o.getEngineId();
         j.decidedEngine = d.getEngineId();
-        j.reason = d.getReason().name();
+        j.reason = d.getReason();
         j.predictedCachedBlocks = d.getPredictedCachedBlocks();
         j.bestHolderBlocks = d.getBestHolderBlocks();
         j.rootBlock = d.getPromptBlockHashes().isEmpty() ? 0 : d.getPromptBlockHashes().get(0);

@@ -1,5 +1,7 @@
 package dev.kvrouter.jobs.ratios;
 
+import dev.kvrouter.events.RouteReason;
+
 /** A routing decision with the outcome of the same request: the unit every ratio counts. */
 public class JoinedRequest implements Cloneable {
     public String requestId;
@@ -9,7 +11,8 @@ public class JoinedRequest implements Cloneable {
     public String engineId;
     /** The engine the balancer chose (the outcome's engine may differ if the request was moved). */
     public String decidedEngine;
-    public String reason;
+    /** Why the balancer placed it where it did. */
+    public RouteReason reason;
     public int predictedCachedBlocks;
     /** Blocks the view's best holder matched, whichever engine was chosen (what affinity would match); null when not said. */
     public Integer bestHolderBlocks;

@@ -43,7 +43,7 @@ class DecisionOutcomeJoinTest {
         assertThat(j.predictedCachedBlocks).isEqualTo(4);
         assertThat(j.cachedTokens).isEqualTo(48);
         assertThat(j.rootBlock).isEqualTo(11L);
-        assertThat(j.reason).isEqualTo("AFFINITY");
+        assertThat(j.reason).isEqualTo(RouteReason.AFFINITY);
         assertThat(j.completed).isTrue();
         assertThat(h.numKeyedStateEntries()).isZero();
         assertThat(h.numProcessingTimeTimers()).isZero();
