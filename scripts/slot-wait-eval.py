@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How well three estimates of a full engine's wait for a slot predict the wait that followed.
+"""How well four estimates of a full engine's wait for a slot predict the wait that followed.
 
    ./kvr explain --topics-prefix demo-xxxx. --csv > run.csv     # a demo run's requests
    scripts/slot-wait-eval.py run.csv [SLOTS]                    # SLOTS: the engines' slots (32)
@@ -12,7 +12,9 @@ the truth (the q-th end among the requests running then):
           completed requests, as the job learns it) spread over its slots;
   recent  q x max(mean's pace, window / (ended in the window + 1)), window = slot time: the pace of
           its last completions (kvr_pick from run 7 to run 8);
-  age     the q-th oldest live request's placement + slot time: requests placed together end together.
+  age     the q-th oldest live request's placement + slot time: requests placed together end together;
+  count   q x the fleet's mean slot time / slots: every engine at one pace, so the fewest ahead wins
+          (what least-loaded does).
 
 Printed per estimate: the mean absolute error, and the regret of choosing by it: how much later
 the chosen full engine freed its slot than the best one did (mean and 90th percentile).
@@ -32,12 +34,12 @@ def main(path, slots):
     by_engine = {}
     for r in rows:
         by_engine.setdefault(r['engine'], []).append(r)
-    errors = {k: [] for k in ('mean', 'recent', 'age')}
+    errors = {k: [] for k in ('mean', 'recent', 'age', 'count')}
     regret = {k: [] for k in errors}
     for r in rows:
         t = r['d']
         estimate = {k: {} for k in errors}
-        truth = {}
+        truth, slot_of = {}, {}
         for engine, its in by_engine.items():
             live = [x for x in its if x['d'] < t < x['f']]
             q = len(live) - slots + 1
@@ -47,6 +49,7 @@ def main(path, slots):
                 continue
             truth[engine] = running[q - 1]['f'] - t
             slot = st.mean(x['f'] - x['start'] for x in done[-50:])
+            slot_of[engine] = slot
             window = min(slot, 60_000)
             ended = sum(1 for x in done if x['f'] > t - window)
             estimate['mean'][engine] = q * slot / slots
@@ -57,9 +60,13 @@ def main(path, slots):
                 start = x['d'] if i < slots else max(x['d'], ends[i - slots])
                 ends.append(max(t, start + slot))
             estimate['age'][engine] = ends[q - 1] - t
+            estimate['count'][engine] = q
         if len(truth) < 2:
             continue
         best = min(truth.values())
+        pace = st.mean(slot_of[e] for e in truth) / slots
+        for e in truth:
+            estimate['count'][e] *= pace
         for k in errors:
             errors[k].extend(abs(estimate[k][e] - truth[e]) for e in truth)
             chosen = min(truth, key=lambda e: estimate[k][e])

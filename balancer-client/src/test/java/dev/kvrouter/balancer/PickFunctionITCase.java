@@ -201,6 +201,22 @@ class PickFunctionITCase {
                 .as("1 s to a slot and 8 s of prefill: sooner than e1's 10 s").containsExactly("e2", 0, "SPILL_BUSY");
     }
 
+    @Test
+    void betweenFullHoldersTheOneWithFewerAheadGoesFirstWhateverItsOwnLastSlotTimes() {
+        // 16 tokens/s, weight 2: the 4-block prompt costs 8 s where it is not cached. Every engine has
+        // its 4 slots taken; e1 and e2 hold the prompt. e1's last requests held a slot 2 s, e2's 6 s,
+        // e3's 4 s: the fleet's pace is 4 s a slot, 1 s per request ahead. e1 has 6 waiting, e2 2.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "2"));
+        holdWholePrompt("e1", "e2");
+        full("e1", 6, 2_000);
+        full("e2", 2, 6_000);
+        full("e3", 20, 4_000);
+        // By each engine's own slot time e1 would look sooner (7 × 0.5 s against 3 × 1.5 s); when a
+        // slot frees depends on what its running requests still have to decode, which neither shows.
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks)
+                .as("3 ahead at the fleet's pace, against 7").containsExactly("e2", 4);
+    }
+
     private void full(String id, int waiting) {
         full(id, waiting, 4_000);
     }

@@ -210,13 +210,19 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
       if oldest then e.slot_ms = math.max(0, now - tonumber(oldest)) end
     end
   end
-  -- How long a full engine takes to free each slot a request placed there waits for: its mean slot
-  -- time over its slots. (The pace of its last completions, tried in run 7, predicted the wait worse
-  -- on every run it was checked against: the completions of the last slot time say little about the
-  -- next, BENCHMARKS.md run 9.)
+  -- How long a full engine takes to free each slot a request placed there waits for: the fleet's
+  -- mean slot time over the engine's slots. When a slot frees depends on the running requests'
+  -- output lengths, which no report carries; an engine's own mean slot time (its last completions)
+  -- is a noisy guess at it, and choosing among full engines by it cost more wait than counting the
+  -- requests ahead at one pace (BENCHMARKS.md run 11; the pace of the last completions, run 7, did
+  -- worse still). A slower engine still shows: its queue drains slower, so it stays longer.
+  local slot_sum, slot_known = 0, 0
+  for _, e in pairs(engines) do
+    if e.slot_ms > 0 then slot_sum, slot_known = slot_sum + e.slot_ms, slot_known + 1 end
+  end
   for _, e in pairs(engines) do
     if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
-      e.free_ms = e.slot_ms / e.slots
+      e.free_ms = slot_sum / slot_known / e.slots
     end
   end
   -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting is
