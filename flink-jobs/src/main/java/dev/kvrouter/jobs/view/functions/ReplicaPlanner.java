@@ -27,12 +27,12 @@ import org.apache.flink.util.Collector;
  */
 public final class ReplicaPlanner extends KeyedCoProcessFunction<String, HotPrefix, EngineStatus, ReplicationRecommendation> {
 
-    private final int min;
-    private final int max;
-    private final double busyFactor;
     /** The name of the latest-status-per-engine state (savepoints know it by this name). */
     private static final String ENGINES_STATE = "engines";
 
+    private final int min;
+    private final int max;
+    private final double busyFactor;
     private transient MapState<String, EngineStatus> engines;
 
     public ReplicaPlanner(int min, int max, double busyFactor) {
