@@ -15,15 +15,11 @@ BALANCERS="${BALANCERS:-1 4}"
 TRACE="${TRACE:-$ROOT/simulator/src/test/resources/traces/mooncake-conversation.jsonl.gz}"
 mkdir -p "$OUT"
 
-started_stack=0
-if ! "$ROOT/kvr" stack status >/dev/null 2>&1; then
-  "$ROOT/kvr" stack up >"$OUT/stack.log" 2>&1
-  started_stack=1
-fi
+. "$ROOT/scripts/stack-for-runs.sh"
 job_pid=""
 cleanup() {
   if [ -n "$job_pid" ] && kill -0 "$job_pid" 2>/dev/null; then kill "$job_pid" 2>/dev/null || true; wait "$job_pid" 2>/dev/null || true; fi
-  if [ "$started_stack" = 1 ]; then "$ROOT/kvr" stack down >>"$OUT/stack.log" 2>&1 || true; fi
+  stop_stack
 }
 trap cleanup EXIT
 

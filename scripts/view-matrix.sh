@@ -19,13 +19,8 @@ SEEDS="${SEEDS:-1 2 3}"
 DURATION="${DURATION:-150s}"
 mkdir -p "$OUT"
 
-# One stack for every run (the demo reuses a running one); stopped at the end if this script started it.
-started_stack=0
-if ! "$ROOT/kvr" stack status >/dev/null 2>&1; then
-  "$ROOT/kvr" stack up >"$OUT/stack.log" 2>&1
-  started_stack=1
-fi
-stop_stack() { if [ "$started_stack" = 1 ]; then "$ROOT/kvr" stack down >>"$OUT/stack.log" 2>&1 || true; fi; }
+# One stack for every run (the demo reuses a running one).
+. "$ROOT/scripts/stack-for-runs.sh"
 trap stop_stack EXIT
 
 for w in $WORKLOADS; do

@@ -1,10 +1,8 @@
 package dev.kvrouter.bridge;
 
+import dev.kvrouter.common.cli.AvroTopicsOptions;
 import dev.kvrouter.common.TopicNames;
 import picocli.CommandLine.Mixin;
-import dev.kvrouter.common.cli.TopicsPrefixOption;
-import dev.kvrouter.common.cli.RegistryOption;
-import dev.kvrouter.common.cli.KafkaOption;
 import dev.kvrouter.common.Durations;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,13 +39,7 @@ public final class BridgeCommand implements Callable<Integer> {
     Path config;
 
     @Mixin
-    KafkaOption kafka;
-
-    @Mixin
-    RegistryOption registry;
-
-    @Mixin
-    TopicsPrefixOption topicsPrefix;
+    AvroTopicsOptions topics;
 
     @Option(names = "-D", paramLabel = "NAME=VALUE", description = "A setting; see the list below.")
     Map<String, String> settings = new LinkedHashMap<>();
@@ -81,7 +73,7 @@ public final class BridgeCommand implements Callable<Integer> {
         if (config == null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "Missing required option: '--config=FILE' (the engines file)");
         }
-        BridgeConfig bridgeConfig = BridgeConfig.from(settings(config, kafka.find().orElse(null), registry.find().orElse(null), topicsPrefix.value(), settings));
+        BridgeConfig bridgeConfig = BridgeConfig.from(settings(config, topics.kafka.find().orElse(null), topics.registry.find().orElse(null), topics.prefix(), settings));
         Bridge.checkTopics(bridgeConfig, Duration.ofSeconds(15));
         CountDownLatch stopped = new CountDownLatch(1);
         Bridge bridge = Bridge.start(bridgeConfig, System.out::println);

@@ -1,11 +1,8 @@
 package dev.kvrouter.sim;
 
+import dev.kvrouter.common.cli.AvroTopicsOptions;
 import picocli.CommandLine.Mixin;
-import dev.kvrouter.common.cli.TopicsPrefixOption;
-import dev.kvrouter.common.cli.ServiceOption;
-import dev.kvrouter.common.cli.RegistryOption;
 import dev.kvrouter.common.cli.RedisOption;
-import dev.kvrouter.common.cli.KafkaOption;
 import dev.kvrouter.common.Durations;
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.contract.ViewLayout;
@@ -85,13 +82,7 @@ public final class FleetOptions {
     String publish;
 
     @Mixin
-    KafkaOption kafka;
-
-    @Mixin
-    RegistryOption registry;
-
-    @Mixin
-    TopicsPrefixOption topicsPrefix;
+    AvroTopicsOptions topics;
 
     @Mixin
     RedisOption redis;
@@ -143,8 +134,8 @@ public final class FleetOptions {
             for (String p : policies) {
                 EventSink sink = EventSink.DISCARD;
                 if (p.equals(publish)) {
-                    ServiceOption.requireAll(kafka, registry);
-                    published = new KafkaEventSink(kafka.value(), registry.value(), KafkaEventSink.Topics.withPrefix(topicsPrefix.value()));
+                    topics.requireServices();
+                    published = new KafkaEventSink(topics.kafka.value(), topics.registry.value(), KafkaEventSink.Topics.withPrefix(topics.prefix()));
                     sink = published;
                 }
                 if (p.equals("view")) {

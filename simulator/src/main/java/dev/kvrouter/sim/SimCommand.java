@@ -22,14 +22,11 @@ public final class SimCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--workload", defaultValue = "mixed", description = "mixed, system-prompt, chat, one-shot, burst or long-context (default: ${DEFAULT-VALUE}).")
-    String workload;
+    @Mixin
+    WorkloadOptions stream;
 
     @Option(names = "--duration", defaultValue = "10m", description = "Arrivals span this much virtual time, e.g. 600s, 10m (default: ${DEFAULT-VALUE}).")
     String duration;
-
-    @Option(names = "--seed", defaultValue = "1", description = "Workload seed; equal seeds give equal streams (default: ${DEFAULT-VALUE}).")
-    long seed;
 
     @Option(names = "--rate-scale", defaultValue = "1.0",
             description = "Multiplies every arrival rate of the workload (default: ${DEFAULT-VALUE}; the defaults suit 8 engines).")
@@ -41,8 +38,8 @@ public final class SimCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         double seconds = Durations.seconds(duration);
-        SyntheticWorkload.Settings s = SyntheticWorkload.Settings.defaults(seconds, seed).scaled(rateScale);
-        SyntheticWorkload w = new SyntheticWorkload(workload, s);
+        SyntheticWorkload.Settings s = SyntheticWorkload.Settings.defaults(seconds, stream.seed()).scaled(rateScale);
+        SyntheticWorkload w = new SyntheticWorkload(stream.workload(), s);
         long n = w.generate().size();
         fleet.run("sim", w, n, seconds, null, FleetOptions.commandLine("sim", spec.commandLine().getParseResult().originalArgs()),
                 spec.commandLine().getOut(), System.err);

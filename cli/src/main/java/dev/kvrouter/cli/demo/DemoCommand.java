@@ -7,6 +7,7 @@ import dev.kvrouter.jobs.config.KvRouterJobOptions;
 import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.sim.FleetOptions;
 import dev.kvrouter.sim.SimCommand;
+import dev.kvrouter.sim.WorkloadOptions;
 import dev.kvrouter.stack.LocalStack;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.topics.TopicApplier;
@@ -25,6 +26,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.admin.Admin;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -48,12 +50,8 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--engines", defaultValue = "6", description = "Simulated engines per policy (default: ${DEFAULT-VALUE}).")
     int engines;
 
-    @Option(names = "--workload", defaultValue = "mixed",
-            description = "mixed, system-prompt, chat, one-shot, burst or long-context (default: ${DEFAULT-VALUE}).")
-    String workload;
-
-    @Option(names = "--seed", defaultValue = "1", description = "Workload seed; equal seeds give equal request streams (default: ${DEFAULT-VALUE}).")
-    long seed;
+    @Mixin
+    WorkloadOptions stream = new WorkloadOptions();
 
     @Option(names = "--balancers", defaultValue = "1",
             description = "Independent balancers placing the view's requests, sharing only Redis (default: ${DEFAULT-VALUE}).")
@@ -157,8 +155,6 @@ public final class DemoCommand implements Callable<Integer> {
         String failureSpec = failures != null ? failures : String.format(Locale.ROOT, "kill:2@%.0f,slow:1@%.0f/%.0fx0.25",
                 seconds * 0.4, seconds * 0.6, seconds * 0.2);
         List<String> args = new ArrayList<>(List.of(
-                "--workload", workload,
-                "--seed", Long.toString(seed),
                 "--balancers", Integer.toString(balancers),
                 "--duration", String.format(Locale.ROOT, "%.0fs", seconds),
                 "--engines", Integer.toString(engines),
@@ -172,6 +168,7 @@ public final class DemoCommand implements Callable<Integer> {
                 "--redis-url", stack.redisUrl(),
                 "--view-key-prefix", viewPrefix,
                 "--out", runDir.toString()));
+        args.addAll(stream.asArgs());
         if (!failureSpec.isBlank()) {
             args.addAll(List.of("--failures", failureSpec));
         }

@@ -29,10 +29,11 @@ class DemoCommandTest {
     @Test
     void theSimulatorTakesTheDemosArgumentsWithFailuresScaledToTheRun() {
         DemoCommand demo = new DemoCommand();
-        new CommandLine(demo).parseArgs("--duration", "2m", "--engines", "4");
+        new CommandLine(demo).parseArgs("--duration", "2m", "--engines", "4", "--workload", "burst", "--seed", "7");
         String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), dev.kvrouter.common.Durations.seconds(demo.duration));
         List<String> list = List.of(args);
         assertThat(list).containsSequence("--duration", "120s").containsSequence("--engines", "4")
+                .containsSequence("--workload", "burst").containsSequence("--seed", "7")
                 .containsSequence("--rate-scale", "0.500").containsSequence("--publish", "view").containsSequence("--speed", "1")
                 .containsSequence("--failures", "kill:2@48,slow:1@72/24x0.25");
         assertThat(list.get(list.indexOf("--policies") + 1).split(",")).startsWith("view").contains("oracle", "sglang");

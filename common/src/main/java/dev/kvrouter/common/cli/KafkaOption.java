@@ -9,18 +9,12 @@ public final class KafkaOption extends ServiceOption {
             description = "Kafka bootstrap servers (default: $KAFKA_BOOTSTRAP, set by './kvr' from a running './kvr stack').")
     String bootstrap;
 
+    public KafkaOption() {
+        super("--bootstrap HOST:PORT", KAFKA_BOOTSTRAP);
+    }
+
     @Override
     protected String given() {
         return bootstrap;
-    }
-
-    @Override
-    protected String flag() {
-        return "--bootstrap HOST:PORT";
-    }
-
-    @Override
-    protected String variable() {
-        return KAFKA_BOOTSTRAP;
     }
 }

@@ -9,18 +9,12 @@ public final class RedisOption extends ServiceOption {
             description = "Redis holding the routing view, redis://host:port or redis-cluster://host:port (default: $REDIS_URL, likewise).")
     String url;
 
+    public RedisOption() {
+        super("--redis-url URL", REDIS_URL);
+    }
+
     @Override
     protected String given() {
         return url;
-    }
-
-    @Override
-    protected String flag() {
-        return "--redis-url URL";
-    }
-
-    @Override
-    protected String variable() {
-        return REDIS_URL;
     }
 }

@@ -9,18 +9,12 @@ public final class RegistryOption extends ServiceOption {
             description = "Confluent-compatible schema registry URL (default: $SCHEMA_REGISTRY_URL, likewise).")
     String url;
 
+    public RegistryOption() {
+        super("--schema-registry URL", SCHEMA_REGISTRY_URL);
+    }
+
     @Override
     protected String given() {
         return url;
-    }
-
-    @Override
-    protected String flag() {
-        return "--schema-registry URL";
-    }
-
-    @Override
-    protected String variable() {
-        return SCHEMA_REGISTRY_URL;
     }
 }

@@ -20,18 +20,22 @@ public abstract class ServiceOption {
 
     static Map<String, String> environment = System.getenv();
 
+    /** The flag, e.g. {@code --bootstrap HOST:PORT}, as errors name it. */
+    private final String flag;
+    /** The environment variable it defaults to. */
+    private final String variable;
+
+    protected ServiceOption(String flag, String variable) {
+        this.flag = flag;
+        this.variable = variable;
+    }
+
     /** The flag's value as given; null when not given. */
     protected abstract String given();
 
-    /** The flag, e.g. {@code --bootstrap HOST:PORT}. */
-    protected abstract String flag();
-
-    /** The environment variable it defaults to. */
-    protected abstract String variable();
-
     /** The flag's value, else the environment's; empty when neither is set. */
     public Optional<String> find() {
-        String v = given() != null ? given() : environment.get(variable());
+        String v = given() != null ? given() : environment.get(variable);
         return v == null || v.isBlank() ? Optional.empty() : Optional.of(v);
     }
 
@@ -46,7 +50,7 @@ public abstract class ServiceOption {
         List<String> missing = new ArrayList<>();
         for (ServiceOption o : options) {
             if (o.find().isEmpty()) {
-                missing.add(o.flag() + " (or $" + o.variable() + ")");
+                missing.add(o.flag + " (or $" + o.variable + ")");
             }
         }
         if (!missing.isEmpty()) {

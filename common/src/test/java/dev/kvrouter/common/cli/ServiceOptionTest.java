@@ -63,4 +63,30 @@ class ServiceOptionTest {
                 .hasMessageContaining("./kvr stack up");
         assertThatThrownBy(p.kafka::value).hasMessageNotContaining("--redis-url");
     }
+
+    @Command(name = "topics-probe")
+    static final class TopicsProbe implements Runnable {
+        @Mixin
+        AvroTopicsOptions topics;
+
+        @Override
+        public void run() {}
+    }
+
+    @Test
+    void theAvroTopicsTrioParsesAsOneMixinAndNamesBothMissingServices() {
+        ServiceOption.environment = Map.of("SCHEMA_REGISTRY_URL", "http://127.0.0.1:8081");
+        TopicsProbe p = new TopicsProbe();
+        new CommandLine(p).parseArgs("--bootstrap", "127.0.0.1:19092", "--topics-prefix", "run.");
+        assertThat(p.topics.kafka.value()).isEqualTo("127.0.0.1:19092");
+        assertThat(p.topics.registry.value()).isEqualTo("http://127.0.0.1:8081");
+        assertThat(p.topics.prefix()).isEqualTo("run.");
+
+        ServiceOption.environment = Map.of();
+        TopicsProbe none = new TopicsProbe();
+        new CommandLine(none).parseArgs();
+        assertThat(none.topics.prefix()).isEmpty();
+        assertThatThrownBy(none.topics::requireServices).hasMessageContaining("--bootstrap HOST:PORT (or $KAFKA_BOOTSTRAP)")
+                .hasMessageContaining("--schema-registry URL (or $SCHEMA_REGISTRY_URL)");
+    }
 }

@@ -16,27 +16,21 @@ import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.jobs.view.ViewTestSupport;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
-import dev.kvrouter.schemas.registry.RegistrySettings;
-import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
-import dev.kvrouter.stack.junit.UniqueNames;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -237,14 +231,6 @@ class RatiosITCase {
     }
 
     private static <V> KafkaConsumer<String, V> consumer(StackAddresses stack, String topic) {
-        KafkaConsumer<String, V> c = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.topic("it-reader"),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
-                RegistrySettings.URL, stack.schemaRegistryUrl()));
-        c.subscribe(List.of(topic));
-        return c;
+        return ViewTestSupport.consumer(stack, "it-reader", topic);
     }
 }

@@ -66,37 +66,22 @@ class JobRecoveryITCase {
     @Test
     void aTaskManagerKilledMidStreamCostsNoEntryAndAddsNone(StackAddresses stack, @InjectMiniCluster MiniCluster flink)
             throws Exception {
-        String topics = ViewTestSupport.topics(stack, "it-tm-kill");
-        try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
-            KvRouterJobConfig config = config(stack, topics, redis, "hashmap");
-            JobClient job = start(config, null);
-            FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+        try (Scene scene = new Scene(stack, "it-tm-kill", "hashmap")) {
             List<int[]> prompts = prompts(21, PROMPTS, BLOCKS_PER_PROMPT);
-            ViewLayout layout = new ViewLayout(config.view().keyPrefix());
-            RedisClient client = RedisClient.create(redis.url());
-            try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
-                 Heartbeats alive = new Heartbeats(producer, config, engine);
-                 StatefulRedisConnection<String, String> connection = client.connect()) {
-                RedisCommands<String, String> sync = connection.sync();
-                List<int[]> firstHalf = prompts.subList(0, PROMPTS / 2);
-                store(producer, config, engine, firstHalf);
-                Set<String> half = ViewTestSupport.entriesOf(layout, engine.id, firstHalf, config.view().tagDepth());
-                awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(half), "the first half in the view");
-                long checkpoints = completedCheckpoints(flink, job);
-                awaitTrue(() -> completedCheckpoints(flink, job) >= checkpoints + 2, "two more checkpoints");
+            List<int[]> firstHalf = prompts.subList(0, PROMPTS / 2);
+            scene.store(firstHalf);
+            Set<String> half = scene.clean(firstHalf);
+            awaitTrue(() -> scene.entries().equals(half), "the first half in the view");
+            long checkpoints = completedCheckpoints(flink, scene.job);
+            awaitTrue(() -> completedCheckpoints(flink, scene.job) >= checkpoints + 2, "two more checkpoints");
 
-                flink.terminateTaskManager(0).get(30, TimeUnit.SECONDS);
-                flink.startTaskManager();
-                store(producer, config, engine, prompts.subList(PROMPTS / 2, PROMPTS));
+            flink.terminateTaskManager(0).get(30, TimeUnit.SECONDS);
+            flink.startTaskManager();
+            scene.store(prompts.subList(PROMPTS / 2, PROMPTS));
 
-                Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
-                awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean),
-                        "every entry of the clean run, and no other");
-                assertThat(maxAttempt(flink, job)).as("the job did restart: the fault happened").isPositive();
-            } finally {
-                job.cancel().get(30, TimeUnit.SECONDS);
-                client.shutdown();
-            }
+            Set<String> clean = scene.clean(prompts);
+            awaitTrue(() -> scene.entries().equals(clean), "every entry of the clean run, and no other");
+            assertThat(maxAttempt(flink, scene.job)).as("the job did restart: the fault happened").isPositive();
         }
     }
 
@@ -109,44 +94,31 @@ class JobRecoveryITCase {
     @Test
     void aRedisRestartedEmptyGetsEveryEntryBackWithoutATaskRestart(StackAddresses stack, @InjectMiniCluster MiniCluster flink)
             throws Exception {
-        String topics = ViewTestSupport.topics(stack, "it-redis-restart");
-        try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
-            KvRouterJobConfig config = config(stack, topics, redis, "hashmap");
-            JobClient job = start(config, null);
-            FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+        try (Scene scene = new Scene(stack, "it-redis-restart", "hashmap");
+             KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(scene.redis.url())
+                     .withKeyPrefix(scene.config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
             List<int[]> prompts = prompts(24, 1_250, 16);
-            ViewLayout layout = new ViewLayout(config.view().keyPrefix());
-            Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
-            RedisClient client = RedisClient.create(redis.url());
-            try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
-                 Heartbeats alive = new Heartbeats(producer, config, engine);
-                 StatefulRedisConnection<String, String> connection = client.connect();
-                 KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redis.url())
-                         .withKeyPrefix(config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
-                RedisCommands<String, String> sync = connection.sync();
-                store(producer, config, engine, prompts);
-                awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean), "the view");
-                Map<String, Map<String, String>> before = ViewTestSupport.blockFields(sync, layout);
-                long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompts.get(7), List.of());
-                assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly(engine.id, 16);
+            Set<String> clean = scene.clean(prompts);
+            RedisCommands<String, String> sync = scene.connection.sync();
+            scene.store(prompts);
+            awaitTrue(() -> scene.entries().equals(clean), "the view");
+            Map<String, Map<String, String>> before = ViewTestSupport.blockFields(sync, scene.layout);
+            long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompts.get(7), List.of());
+            assertThat(router.pick(chain)).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly(scene.engine.id, 16);
 
-                // A key nobody writes but this test: gone after the restart proves Redis came back empty
-                // (the job may already have written its engine table and meta by the time we look).
-                String marker = config.view().keyPrefix() + "it-marker";
-                sync.set(marker, "before the restart");
-                redis.restartEmpty();
-                long restarted = System.nanoTime();
-                assertThat(sync.exists(marker)).as("Redis came back empty").isZero();
-                awaitTrue(() -> ViewTestSupport.blockFields(sync, layout).equals(before), "every field as before the restart");
-                System.out.printf("JobRecoveryITCase: %d block entries back %d ms after Redis answered again%n",
-                        clean.size(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
-                Pick after = ViewTestSupport.await(() -> router.pick(chain), p -> "AFFINITY".equals(p.reason()));
-                assertThat(after).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly(engine.id, 16);
-                assertThat(maxAttempt(flink, job)).as("no task restarted").isZero();
-            } finally {
-                job.cancel().get(30, TimeUnit.SECONDS);
-                client.shutdown();
-            }
+            // A key nobody writes but this test: gone after the restart proves Redis came back empty
+            // (the job may already have written its engine table and meta by the time we look).
+            String marker = scene.config.view().keyPrefix() + "it-marker";
+            sync.set(marker, "before the restart");
+            scene.redis.restartEmpty();
+            long restarted = System.nanoTime();
+            assertThat(sync.exists(marker)).as("Redis came back empty").isZero();
+            awaitTrue(() -> ViewTestSupport.blockFields(sync, scene.layout).equals(before), "every field as before the restart");
+            System.out.printf("JobRecoveryITCase: %d block entries back %d ms after Redis answered again%n",
+                    clean.size(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
+            Pick after = ViewTestSupport.await(() -> router.pick(chain), p -> "AFFINITY".equals(p.reason()));
+            assertThat(after).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly(scene.engine.id, 16);
+            assertThat(maxAttempt(flink, scene.job)).as("no task restarted").isZero();
         }
     }
 
@@ -159,43 +131,24 @@ class JobRecoveryITCase {
     @Test
     void aJobDownLongerThanDeadAfterComesBackFromItsSavepointOnRocksDbWithItsEngineAndEveryEntry(StackAddresses stack)
             throws Exception {
-        String topics = ViewTestSupport.topics(stack, "it-savepoint");
-        try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
-            KvRouterJobConfig config = config(stack, topics, redis, "rocksdb");
-            JobClient first = start(config, null);
-            FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+        try (Scene scene = new Scene(stack, "it-savepoint", "rocksdb")) {
             List<int[]> prompts = prompts(22, PROMPTS, BLOCKS_PER_PROMPT);
-            ViewLayout layout = new ViewLayout(config.view().keyPrefix());
-            Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
-            RedisClient client = RedisClient.create(redis.url());
-            JobClient second = null;
-            try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
-                 Heartbeats alive = new Heartbeats(producer, config, engine)) {
-                store(producer, config, engine, prompts);
-                try (StatefulRedisConnection<String, String> connection = client.connect()) {
-                    RedisCommands<String, String> sync = connection.sync();
-                    awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean), "the view");
-                }
-                String savepoint = first.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(),
-                        SavepointFormatType.CANONICAL).get(60, TimeUnit.SECONDS);
+            Set<String> clean = scene.clean(prompts);
+            scene.store(prompts);
+            awaitTrue(() -> scene.entries().equals(clean), "the view");
+            String savepoint = scene.job.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(),
+                    SavepointFormatType.CANONICAL).get(60, TimeUnit.SECONDS);
 
-                redis.restartEmpty();
-                Thread.sleep(6_000); // down for twice engine.dead-after, the engine reporting all along
-                second = start(config, savepoint);
-                try (StatefulRedisConnection<String, String> connection = client.connect()) {
-                    RedisCommands<String, String> sync = connection.sync();
-                    awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout)).equals(clean),
-                            "every entry back in an empty Redis, from the restored state");
-                    Thread.sleep(6_000); // past dead-after again, read from the restore on
-                    assertThat(sync.hget(layout.enginesKey(), engine.id)).as("the engine is in the engine table").startsWith("READY|");
-                    assertThat(ViewTestSupport.entries(ViewTestSupport.blockFields(sync, layout))).isEqualTo(clean);
-                }
-                assertThat(healthChanges(stack, config, engine.id)).as("no engine dropped for the job's own downtime")
-                        .contains(EngineHealth.READY).doesNotContain(EngineHealth.SUSPECT, EngineHealth.DEAD);
-            } finally {
-                (second != null ? second : first).cancel().get(30, TimeUnit.SECONDS);
-                client.shutdown();
-            }
+            scene.redis.restartEmpty();
+            Thread.sleep(6_000); // down for twice engine.dead-after, the engine reporting all along
+            scene.job = start(scene.config, savepoint);
+            awaitTrue(() -> scene.entries().equals(clean), "every entry back in an empty Redis, from the restored state");
+            Thread.sleep(6_000); // past dead-after again, read from the restore on
+            assertThat(scene.connection.sync().hget(scene.layout.enginesKey(), scene.engine.id))
+                    .as("the engine is in the engine table").startsWith("READY|");
+            assertThat(scene.entries()).isEqualTo(clean);
+            assertThat(healthChanges(stack, scene.config, scene.engine.id)).as("no engine dropped for the job's own downtime")
+                    .contains(EngineHealth.READY).doesNotContain(EngineHealth.SUSPECT, EngineHealth.DEAD);
         }
     }
 
@@ -203,45 +156,94 @@ class JobRecoveryITCase {
     @Test
     void aTwoMegabyteMalformedRecordIsDeadLetteredTruncatedAndNoTaskRestarts(StackAddresses stack, @InjectMiniCluster MiniCluster flink)
             throws Exception {
-        String topics = ViewTestSupport.topics(stack, "it-oversize");
-        try (LocalRedis redis = LocalRedis.start(dir.resolve("redis"))) {
-            KvRouterJobConfig config = config(stack, topics, redis, "hashmap");
-            JobClient job = start(config, null);
-            FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+        try (Scene scene = new Scene(stack, "it-oversize", "hashmap");
+             KafkaProducer<String, byte[]> raw = new KafkaProducer<>(Map.of(
+                     ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                     ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024,
+                     ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                     ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
             List<int[]> prompts = prompts(23, 20, BLOCKS_PER_PROMPT);
-            ViewLayout layout = new ViewLayout(config.view().keyPrefix());
-            RedisClient client = RedisClient.create(redis.url());
-            try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
-                 KafkaProducer<String, byte[]> raw = new KafkaProducer<>(Map.of(
-                         ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                         ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024,
-                         ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-                         ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
-                 Heartbeats alive = new Heartbeats(producer, config, engine);
-                 StatefulRedisConnection<String, String> connection = client.connect()) {
-                byte[] twoMiB = new byte[2 * 1024 * 1024];
-                java.util.Arrays.fill(twoMiB, (byte) '{');
-                raw.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), engine.id, twoMiB)).get();
-                store(producer, config, engine, prompts); // after it, on the same partition
-                Set<String> clean = ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
-                awaitTrue(() -> ViewTestSupport.entries(ViewTestSupport.blockFields(connection.sync(), layout)).equals(clean),
-                        "the batches after the oversize record in the view");
-                try (KafkaConsumer<String, DeadLetter> consumer = ViewTestSupport.consumer(stack, "it-oversize-dlq", config.kafka().topic(TopicNames.DEAD_LETTER))) {
-                    List<DeadLetter> letters = new ArrayList<>();
-                    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-                    while (letters.isEmpty() && System.nanoTime() < deadline) {
-                        consumer.poll(Duration.ofMillis(200)).forEach(r -> letters.add(r.value()));
-                    }
-                    assertThat(letters).singleElement().satisfies(d -> {
-                        assertThat(d.getTruncated()).isTrue();
-                        assertThat(d.getRawValueBytes()).isEqualTo(twoMiB.length);
-                        assertThat(d.getSourceTopic()).isEqualTo(config.kafka().topic(TopicNames.KV_EVENTS));
-                    });
+            String kvEvents = scene.config.kafka().topic(TopicNames.KV_EVENTS);
+            byte[] twoMiB = new byte[2 * 1024 * 1024];
+            java.util.Arrays.fill(twoMiB, (byte) '{');
+            raw.send(new ProducerRecord<>(kvEvents, scene.engine.id, twoMiB)).get();
+            scene.store(prompts); // after it, on the same partition
+            Set<String> clean = scene.clean(prompts);
+            awaitTrue(() -> scene.entries().equals(clean), "the batches after the oversize record in the view");
+            try (KafkaConsumer<String, DeadLetter> consumer = ViewTestSupport.consumer(stack, "it-oversize-dlq",
+                    scene.config.kafka().topic(TopicNames.DEAD_LETTER))) {
+                List<DeadLetter> letters = new ArrayList<>();
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (letters.isEmpty() && System.nanoTime() < deadline) {
+                    consumer.poll(Duration.ofMillis(200)).forEach(r -> letters.add(r.value()));
                 }
-                assertThat(maxAttempt(flink, job)).as("no task restarted").isZero();
-            } finally {
+                assertThat(letters).singleElement().satisfies(d -> {
+                    assertThat(d.getTruncated()).isTrue();
+                    assertThat(d.getRawValueBytes()).isEqualTo(twoMiB.length);
+                    assertThat(d.getSourceTopic()).isEqualTo(kvEvents);
+                });
+            }
+            assertThat(maxAttempt(flink, scene.job)).as("no task restarted").isZero();
+        }
+    }
+
+    /**
+     * One fault's setting: a private Redis, the job on it, one engine reporting alive from the start,
+     * a producer for its events and a connection to the view. Closed in reverse: the job (the one
+     * running last) is cancelled before Redis stops.
+     */
+    private final class Scene implements AutoCloseable {
+        final LocalRedis redis;
+        final KvRouterJobConfig config;
+        final FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+        final ViewLayout layout;
+        final RedisClient client;
+        final StatefulRedisConnection<String, String> connection;
+        final KafkaProducer<String, Object> producer;
+        final Heartbeats alive;
+        JobClient job;
+
+        Scene(StackAddresses stack, String name, String stateBackend) throws Exception {
+            redis = LocalRedis.start(dir.resolve("redis"));
+            config = config(stack, ViewTestSupport.topics(stack, name), redis, stateBackend);
+            layout = new ViewLayout(config.view().keyPrefix());
+            client = RedisClient.create(redis.url());
+            connection = client.connect();
+            producer = ViewTestSupport.producer(stack);
+            alive = new Heartbeats(producer, config, engine);
+            job = start(config, null);
+        }
+
+        /** One batch per 20 prompts, every block of each. */
+        void store(List<int[]> prompts) {
+            for (int i = 0; i < prompts.size(); i += 20) {
+                Object[] events = prompts.subList(i, Math.min(prompts.size(), i + 20)).stream()
+                        .map(p -> engine.stored(p, 0, p.length / 16)).toArray();
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(events)));
+            }
+            producer.flush();
+        }
+
+        /** The view a clean run of these prompts ends with: every block of each on the engine. */
+        Set<String> clean(List<int[]> prompts) {
+            return ViewTestSupport.entriesOf(layout, engine.id, prompts, config.view().tagDepth());
+        }
+
+        /** The view's block entries now. */
+        Set<String> entries() {
+            return ViewTestSupport.entries(ViewTestSupport.blockFields(connection.sync(), layout));
+        }
+
+        @Override
+        public void close() throws Exception {
+            try {
                 job.cancel().get(30, TimeUnit.SECONDS);
+            } finally {
+                alive.close();
+                producer.close();
+                connection.close();
                 client.shutdown();
+                redis.close();
             }
         }
     }
@@ -284,16 +286,6 @@ class JobRecoveryITCase {
             prompts.add(random.ints(blocks * 16, 0, 50_000).toArray());
         }
         return prompts;
-    }
-
-    /** One batch per 20 prompts, every block of each. */
-    private static void store(KafkaProducer<String, Object> producer, KvRouterJobConfig config, FakeEngine engine, List<int[]> prompts) {
-        for (int i = 0; i < prompts.size(); i += 20) {
-            Object[] events = prompts.subList(i, Math.min(prompts.size(), i + 20)).stream()
-                    .map(p -> engine.stored(p, 0, p.length / 16)).toArray();
-            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), engine.id, engine.batch(events)));
-        }
-        producer.flush();
     }
 
     private static long completedCheckpoints(MiniCluster flink, JobClient job) {

@@ -189,9 +189,7 @@ class RoutingViewITCase {
     @Test
     void withoutHeartbeatsAnEnginesEntriesLeaveWithinTheTimeout() throws Exception {
         FakeEngine e = alive("e");
-        int[] prompt = tokens(4, 32);
-        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
-        send(e, e.batch(e.stored(prompt, 0, 2)));
+        long[] chain = storeFirstTwoBlocks(e, tokens(4, 32));
         await(() -> router.pick(chain), x -> x.engineId().equals(e.id) && x.matchedBlocks() == 2);
 
         ALIVE.remove(e);
@@ -210,9 +208,7 @@ class RoutingViewITCase {
     @Test
     void aBusyEngineKeepsItsEntriesButPickSpillsAndSaysWhy() throws Exception {
         FakeEngine f = alive("f");
-        int[] prompt = tokens(5, 32);
-        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
-        send(f, f.batch(f.stored(prompt, 0, 2)));
+        long[] chain = storeFirstTwoBlocks(f, tokens(5, 32));
         await(() -> router.pick(chain), x -> x.engineId().equals(f.id));
 
         LOADS.put(f, new int[] {20, 8}); // 20 waiting > queue cap 8
@@ -228,9 +224,7 @@ class RoutingViewITCase {
     @Test
     void aSequenceGapLowersConfidence() throws Exception {
         FakeEngine g = alive("g");
-        int[] prompt = tokens(6, 32);
-        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
-        send(g, g.batch(g.stored(prompt, 0, 2)));
+        long[] chain = storeFirstTwoBlocks(g, tokens(6, 32));
         double before = await(() -> router.pick(chain), x -> x.engineId().equals(g.id)).confidence();
         assertThat(before).isGreaterThan(0.9);
 
@@ -328,6 +322,12 @@ class RoutingViewITCase {
 
     private static void send(FakeEngine e, Object batch) throws Exception {
         producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), e.id, batch)).get();
+    }
+
+    /** The engine stores the prompt's first two blocks; returns the prompt's chain. */
+    private static long[] storeFirstTwoBlocks(FakeEngine e, int[] prompt) throws Exception {
+        send(e, e.batch(e.stored(prompt, 0, 2)));
+        return HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
     }
 
     private static int[] tokens(long seed, int n) {

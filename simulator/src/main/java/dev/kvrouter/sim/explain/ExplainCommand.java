@@ -1,9 +1,6 @@
 package dev.kvrouter.sim.explain;
 
-import dev.kvrouter.common.cli.KafkaOption;
-import dev.kvrouter.common.cli.RegistryOption;
-import dev.kvrouter.common.cli.ServiceOption;
-import dev.kvrouter.common.cli.TopicsPrefixOption;
+import dev.kvrouter.common.cli.AvroTopicsOptions;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
@@ -39,13 +36,7 @@ public final class ExplainCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    TopicsPrefixOption topicsPrefix;
-
-    @Mixin
-    KafkaOption kafka;
-
-    @Mixin
-    RegistryOption registry;
+    AvroTopicsOptions topics;
 
     @Option(names = "--worst", defaultValue = "1", description = "The slowest share to break down, in percent (default: ${DEFAULT-VALUE}).")
     double worstPercent;
@@ -75,25 +66,25 @@ public final class ExplainCommand implements Callable<Integer> {
     public Integer call() {
         TailReport.Settings settings = new TailReport.Settings(worstPercent, slowest, fromSeconds == null ? Double.NaN : fromSeconds,
                 toSeconds == null ? Double.NaN : toSeconds, prefixClass, engine);
-        KafkaEventSink.Topics topics = KafkaEventSink.Topics.withPrefix(topicsPrefix.value());
-        ServiceOption.requireAll(kafka, registry);
+        KafkaEventSink.Topics names = KafkaEventSink.Topics.withPrefix(topics.prefix());
+        topics.requireServices();
         Map<String, Object> config = new HashMap<>();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.value());
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, topics.kafka.value());
         config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
         config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class);
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        config.put(RegistrySettings.URL, registry.value());
+        config.put(RegistrySettings.URL, topics.registry.value());
         List<RoutingDecision> decisions = new ArrayList<>();
         List<RequestOutcome> outcomes = new ArrayList<>();
         List<EngineLoad> loads = new ArrayList<>();
         try (KafkaConsumer<String, Object> consumer = new KafkaConsumer<>(config)) {
             List<TopicPartition> partitions = new ArrayList<>();
-            List<String> read = engine == null ? List.of(topics.decisions(), topics.outcomes())
-                    : List.of(topics.decisions(), topics.outcomes(), topics.engineLoad());
+            List<String> read = engine == null ? List.of(names.decisions(), names.outcomes())
+                    : List.of(names.decisions(), names.outcomes(), names.engineLoad());
             for (String topic : read) {
                 var info = consumer.partitionsFor(topic, Duration.ofSeconds(30));
                 if (info == null || info.isEmpty()) {
-                    String prefix = topicsPrefix.value();
+                    String prefix = topics.prefix();
                     // A run prints 'topics demo-xxxx.*': the dot belongs to the prefix, and is easy to leave out.
                     String hint = !prefix.isEmpty() && !prefix.endsWith(".") ? "; did you mean --topics-prefix " + prefix + ". (with the dot)?"
                             : "";
