@@ -64,6 +64,11 @@ public final class JobCommand {
                 + "--savepoint' prints it) or retained checkpoint (a chk-N directory under job.checkpoint-dir).")
         String fromSavepoint;
 
+        @Option(names = "--metrics-port", paramLabel = "PORT",
+                description = "Serve the job's metrics for Prometheus at http://<host>:PORT/metrics (Flink's Prometheus reporter; "
+                        + "it listens on every interface). Default: no metrics endpoint.")
+        Integer metricsPort;
+
         @Override
         public Integer call() throws Exception {
             Map<String, String> settings = new LinkedHashMap<>();
@@ -81,7 +86,12 @@ public final class JobCommand {
                 throw new CommandLine.ParameterException(new CommandLine(this), "--from-savepoint " + fromSavepoint
                         + " is not a directory: give the path './kvr job stop --savepoint' printed, or a chk-N directory");
             }
-            StreamExecutionEnvironment env = KvRouterJob.environment(config, fromSavepoint == null ? null : uri(fromSavepoint));
+            if (metricsPort != null && (metricsPort < 1 || metricsPort > 65535)) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--metrics-port " + metricsPort + " is not a port: give 1-65535");
+            }
+            StreamExecutionEnvironment env = KvRouterJob.environment(config, fromSavepoint == null ? null : uri(fromSavepoint),
+                    metricsPort == null ? new org.apache.flink.configuration.Configuration()
+                            : KvRouterJob.prometheusReporter(Integer.toString(metricsPort)));
             KvRouterJob.wire(env, config);
             JobClient job = env.executeAsync(KvRouterJob.JOB_NAME);
             Path dir = Files.createDirectories(jobsDir());
@@ -95,6 +105,9 @@ public final class JobCommand {
             System.out.printf("kv-router job %s running%s: %s -> Redis %s (keys %s*)%n", job.getJobID(),
                     fromSavepoint == null ? "" : " from " + fromSavepoint,
                     config.kafka().topic(TopicNames.KV_EVENTS) + ", " + config.kafka().topic(TopicNames.ENGINE_LOAD), config.view().redisUrl(), config.view().keyPrefix());
+            if (metricsPort != null) {
+                System.out.printf("metrics for Prometheus: http://127.0.0.1:%d/metrics%n", metricsPort);
+            }
             System.out.println(duration == null ? "Ctrl-C or './kvr job stop' stops it." : "'./kvr job stop' stops it sooner.");
             long deadline = duration == null ? Long.MAX_VALUE
                     : System.nanoTime() + duration(duration).toNanos();

@@ -93,6 +93,28 @@ class RepositoryDocsTest {
                 .isEqualTo(fromPoms);
     }
 
+    @Test
+    void noHandWrittenSourceOpensAPackageThatAnAvroNamespaceOwns() throws Exception {
+        Set<Path> namespaces = new TreeSet<>();
+        Path avro = ROOT.resolve("schemas/src/main/avro");
+        try (Stream<Path> schemas = Files.walk(avro)) {
+            schemas.filter(p -> p.toString().endsWith(".avsc")).forEach(p -> namespaces.add(avro.relativize(p.getParent())));
+        }
+        assertThat(namespaces).as("the Avro namespaces, as paths").contains(Path.of("dev/kvrouter/events"), Path.of("dev/kvrouter/alerts"));
+        List<String> shared = new ArrayList<>();
+        for (String module : children(pom(ROOT.resolve("pom.xml")), "modules", "module")) {
+            for (String sources : List.of("src/main/java", "src/test/java")) {
+                for (Path namespace : namespaces) {
+                    Path dir = ROOT.resolve(module).resolve(sources).resolve(namespace);
+                    if (Files.isDirectory(dir)) {
+                        shared.add(ROOT.relativize(dir).toString());
+                    }
+                }
+            }
+        }
+        assertThat(shared).as("hand-written packages that are also Avro namespaces").isEmpty();
+    }
+
     private static List<Path> markdownFiles() throws IOException {
         try (Stream<Path> files = Files.walk(ROOT)) {
             return files.filter(p -> p.toString().endsWith(".md"))

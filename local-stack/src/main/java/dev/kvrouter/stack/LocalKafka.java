@@ -25,7 +25,7 @@ public final class LocalKafka implements AutoCloseable {
     }
 
     public static LocalKafka start(Path dir) {
-        LocalKafka kafka = new LocalKafka(dir, Processes.freePort(), Processes.freePort());
+        LocalKafka kafka = new LocalKafka(dir, Ports.free(), Ports.free());
         try {
             Files.createDirectories(dir.resolve("logs"));
             kafka.startBroker(true);

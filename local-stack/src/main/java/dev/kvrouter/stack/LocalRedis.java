@@ -24,7 +24,7 @@ public final class LocalRedis implements AutoCloseable {
     }
 
     public static LocalRedis start(Path dir) {
-        LocalRedis redis = new LocalRedis(dir, Processes.freePort());
+        LocalRedis redis = new LocalRedis(dir, Ports.free());
         try {
             Files.createDirectories(dir);
             redis.startServer();

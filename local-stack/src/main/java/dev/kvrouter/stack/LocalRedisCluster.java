@@ -32,7 +32,7 @@ public final class LocalRedisCluster implements AutoCloseable {
             Path redisCli = redisServer.resolveSibling("redis-cli");
             Files.createDirectories(dir);
             for (int i = 0; i < primaries * (1 + replicasEach); i++) {
-                int port = Processes.freePort();
+                int port = Ports.free();
                 Path nodeDir = Files.createDirectories(dir.resolve("node-" + port));
                 cluster.ports.add(port);
                 cluster.nodes.add(Processes.startDetached(List.of(redisServer.toString(),

@@ -132,11 +132,11 @@ public final class LocalStack {
                 options.mavenRepo(), options.cacheDir(), options.out());
         long tPrepared = System.nanoTime();
 
-        int kafkaPort = Processes.freePort();
-        int controllerPort = Processes.freePort();
-        int registryPort = Processes.freePort();
-        int registryManagementPort = Processes.freePort();
-        int redisPort = Processes.freePort();
+        int kafkaPort = Ports.free();
+        int controllerPort = Ports.free();
+        int registryPort = Ports.free();
+        int registryManagementPort = Ports.free();
+        int redisPort = Ports.free();
         state.recordPort(Service.KAFKA, kafkaPort);
         state.recordPort(Service.REGISTRY, registryPort);
         state.recordPort(Service.REDIS, redisPort);

@@ -121,16 +121,6 @@ final class Processes {
         return stopped;
     }
 
-    /** A port that is free on 127.0.0.1 right now. */
-    static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            socket.setReuseAddress(true);
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free port on 127.0.0.1", e);
-        }
-    }
-
     /** True when nothing listens on 127.0.0.1:port. */
     static boolean portFree(int port) {
         try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {

@@ -23,7 +23,9 @@ import java.util.concurrent.TimeoutException;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
 /**
  * The view sink's writer, after Flink's async sink writer: bounded buffer, bounded batches and
@@ -41,6 +43,9 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
     private final RedisClusterAsyncCommands<String, String> redis;
 
     /** Newest write per (key, field) since the last flush; insertion-ordered. */
+    /** Values a latency histogram keeps (its quantiles are of these last ones). */
+    static final int HISTOGRAM_WINDOW = 4_096;
+
     private final LinkedHashMap<FieldKey, ViewWrite> pending = new LinkedHashMap<>();
     private long maxEventTimeMs = 0;
     private volatile boolean closed;
@@ -49,6 +54,11 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
     private final Counter writesCoalesced;
     private final Counter commandsSent;
     private final Counter retries;
+    private final Counter batches;
+    /** Event time to acknowledged in Redis, per block and engine write: what an operator alerts on. */
+    private final Histogram freshnessMs;
+    /** One batch, sent to acknowledged (retries included). */
+    private final Histogram batchLatencyMs;
     private volatile long lastFlushMs;
     private volatile long lastFlushWrites;
 
@@ -67,13 +77,19 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         connection.setAutoFlushCommands(false);
         this.redis = connection.async();
 
-        this.writesIn = metrics.counter("viewWritesIn");
-        this.writesCoalesced = metrics.counter("viewWritesCoalesced");
-        this.commandsSent = metrics.counter("redisCommandsSent");
-        this.retries = metrics.counter("redisBatchRetries");
-        metrics.gauge("viewWritesBuffered", () -> pending.size());
-        metrics.gauge("lastFlushDurationMs", () -> lastFlushMs);
-        metrics.gauge("lastFlushWrites", () -> lastFlushWrites);
+        // Prometheus names (units in the name, counters ending in _total); Flink's reporter prefixes
+        // them with the operator scope (flink_taskmanager_job_task_operator_) and exports a
+        // histogram as a summary of its last HISTOGRAM_WINDOW values.
+        this.writesIn = metrics.counter("kvr_view_writes_total");
+        this.writesCoalesced = metrics.counter("kvr_view_writes_coalesced_total");
+        this.commandsSent = metrics.counter("kvr_redis_commands_total");
+        this.retries = metrics.counter("kvr_redis_batch_retries_total");
+        this.batches = metrics.counter("kvr_redis_batches_total");
+        this.freshnessMs = metrics.histogram("kvr_view_freshness_ms", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+        this.batchLatencyMs = metrics.histogram("kvr_redis_batch_latency_ms", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+        metrics.gauge("kvr_view_writes_buffered", () -> pending.size());
+        metrics.gauge("kvr_last_flush_duration_ms", () -> lastFlushMs);
+        metrics.gauge("kvr_last_flush_writes", () -> lastFlushWrites);
         scheduleFlush();
     }
 
@@ -214,13 +230,28 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         return new BatchFutures(f, List.of());
     }
 
-    /** A sent batch with the writes it carries, so a failed batch can be sent again. */
+    /** A sent batch with the writes it carries, so a failed batch can be sent again, and when it was sent. */
     private static final class BatchFutures extends ArrayList<RedisFuture<?>> {
         final List<ViewWrite> writes;
+        final long sentNanos = System.nanoTime();
 
         BatchFutures(List<RedisFuture<?>> futures, List<ViewWrite> writes) {
             super(futures);
             this.writes = writes;
+        }
+    }
+
+    /** A batch is in Redis: its latency, and each block or engine write's event-to-visible time. */
+    private void acknowledged(List<RedisFuture<?>> first) {
+        batches.inc();
+        if (first instanceof BatchFutures b) {
+            batchLatencyMs.update((System.nanoTime() - b.sentNanos) / 1_000_000);
+            long now = System.currentTimeMillis();
+            for (ViewWrite w : b.writes) {
+                if ((w.kind == ViewWrite.Kind.BLOCK || w.kind == ViewWrite.Kind.ENGINE) && w.eventTimeMs > 0) {
+                    freshnessMs.update(Math.max(0, now - w.eventTimeMs));
+                }
+            }
         }
     }
 
@@ -246,6 +277,7 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
                 }
             }
             if (failure == null) {
+                acknowledged(batch);
                 return;
             }
             if (!retryable(failure) || tryNo >= options.maxRetries()) {

@@ -6,6 +6,7 @@ import dev.kvrouter.schemas.DeadLetters;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.registry.SchemaRegistryException;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -49,11 +50,18 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
         };
     }
 
+    /** The dead-letter metric's reasons: no value, not Avro of a known schema, another record type, failed its checks. */
+    static final String TOMBSTONE = "tombstone";
+    static final String UNDECODABLE = "undecodable";
+    static final String WRONG_TYPE = "wrong_type";
+    static final String INVALID = "invalid";
+
     private final Class<T> type;
     private final Decoder decoder;
     private final Check<T> check;
     private transient Deserializer<Object> deserializer;
-    private transient Counter deadLetters;
+    /** Dead letters by why, {@code kvr_dead_letters_total{reason=...}}: a bounded set of reasons (the message goes to the record). */
+    private transient Map<String, Counter> deadLetters;
 
     public DecodeFunction(Class<T> type, Decoder decoder, Check<T> check) {
         this.type = type;
@@ -64,7 +72,10 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
     @Override
     public void open(OpenContext openContext) {
         deserializer = decoder.open();
-        deadLetters = getRuntimeContext().getMetricGroup().counter("deadLetters");
+        deadLetters = new java.util.HashMap<>();
+        for (String reason : List.of(TOMBSTONE, UNDECODABLE, WRONG_TYPE, INVALID)) {
+            deadLetters.put(reason, getRuntimeContext().getMetricGroup().addGroup("reason", reason).counter("kvr_dead_letters_total"));
+        }
     }
 
     @Override
@@ -72,7 +83,7 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
         Object decoded;
         try {
             if (raw.value == null) {
-                reject(raw, "decode", "tombstone (null value): no event", null, ctx);
+                reject(raw, TOMBSTONE, "decode", "tombstone (null value): no event", null, ctx);
                 return;
             }
             decoded = deserializer.deserialize(raw.topic, raw.value);
@@ -82,18 +93,18 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
                 // and reads the record again once the registry answers. Nothing is lost or misfiled.
                 throw e;
             }
-            reject(raw, "decode", e.getMessage(), e, ctx);
+            reject(raw, UNDECODABLE, "decode", e.getMessage(), e, ctx);
             return;
         }
         if (!type.isInstance(decoded)) {
-            reject(raw, "decode", "expected a " + type.getSimpleName() + ", the record is a "
+            reject(raw, WRONG_TYPE, "decode", "expected a " + type.getSimpleName() + ", the record is a "
                     + (decoded == null ? "null" : decoded.getClass().getName()), null, ctx);
             return;
         }
         T record = type.cast(decoded);
         Optional<String> problem = check.problem(record);
         if (problem.isPresent()) {
-            reject(raw, "validate", problem.get(), null, ctx);
+            reject(raw, INVALID, "validate", problem.get(), null, ctx);
             return;
         }
         out.collect(record);
@@ -110,8 +121,8 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
         return false;
     }
 
-    private void reject(RawRecord raw, String stage, String reason, Exception error, Context ctx) {
-        deadLetters.inc();
+    private void reject(RawRecord raw, String metricReason, String stage, String reason, Exception error, Context ctx) {
+        deadLetters.get(metricReason).inc();
         ctx.output(DEAD_LETTERS, DeadLetters.of(raw.key, raw.value)
                 .setSourceTopic(raw.topic).setSourcePartition(raw.partition).setSourceOffset(raw.offset)
                 .setStage(stage).setReason(reason == null ? "unknown" : reason)

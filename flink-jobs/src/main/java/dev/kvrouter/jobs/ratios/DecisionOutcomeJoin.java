@@ -41,7 +41,7 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
         decision = getRuntimeContext().getState(new ValueStateDescriptor<>("decision", TypeInformation.of(RoutingDecision.class)));
         outcome = getRuntimeContext().getState(new ValueStateDescriptor<>("outcome", TypeInformation.of(RequestOutcome.class)));
         deadline = getRuntimeContext().getState(new ValueStateDescriptor<>("deadline", Types.LONG));
-        duplicates = getRuntimeContext().getMetricGroup().counter("duplicateDecisionsOrOutcomes");
+        duplicates = getRuntimeContext().getMetricGroup().counter("kvr_duplicate_decisions_or_outcomes_total");
     }
 
     @Override

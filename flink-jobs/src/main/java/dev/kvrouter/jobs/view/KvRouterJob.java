@@ -87,7 +87,15 @@ public final class KvRouterJob {
      * @param fromSavepoint the savepoint's or checkpoint's directory; null to start from nothing
      */
     public static StreamExecutionEnvironment environment(KvRouterJobConfig config, String fromSavepoint) {
-        Configuration conf = new Configuration();
+        return environment(config, fromSavepoint, new Configuration());
+    }
+
+    /**
+     * The same, with Flink settings of the local run's cluster on top (for example
+     * {@link #prometheusReporter}); a job submitted to a cluster takes those from the cluster's config.
+     */
+    public static StreamExecutionEnvironment environment(KvRouterJobConfig config, String fromSavepoint, Configuration cluster) {
+        Configuration conf = new Configuration(cluster);
         if (fromSavepoint != null) {
             conf.set(StateRecoveryOptions.SAVEPOINT_PATH, fromSavepoint);
         }
@@ -112,6 +120,20 @@ public final class KvRouterJob {
         env.setParallelism(config.runtime().parallelism());
         env.setBufferTimeout(config.runtime().bufferTimeout().toMillis());
         return env;
+    }
+
+    /** The reporter's name in Flink's {@code metrics.reporter.<name>.*} keys. */
+    public static final String PROMETHEUS_REPORTER = "prom";
+
+    /**
+     * Flink's Prometheus reporter ({@code flink-metrics-prometheus}) serving {@code /metrics} on this
+     * port (a range such as {@code 9249-9259} lets several TaskManagers on one host each take one):
+     * the settings a cluster's config file takes, as {@code ./kvr job run --metrics-port} sets them.
+     */
+    public static Configuration prometheusReporter(String port) {
+        String prefix = "metrics.reporter." + PROMETHEUS_REPORTER + ".";
+        return Configuration.fromMap(Map.of(prefix + "factory.class", "org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
+                prefix + "port", port));
     }
 
     /**

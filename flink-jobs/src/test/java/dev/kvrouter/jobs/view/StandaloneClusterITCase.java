@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.stack.Ports;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
@@ -15,8 +16,6 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.File;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -166,8 +165,8 @@ class StandaloneClusterITCase {
     }
 
     private void startCluster() throws Exception {
-        int rpcPort = freePort();
-        int restPort = freePort();
+        int rpcPort = Ports.free();
+        int restPort = Ports.free();
         rest = "http://127.0.0.1:" + restPort;
         Path conf = Files.createDirectories(dir.resolve("conf"));
         Files.writeString(conf.resolve("config.yaml"), String.join("\n",
@@ -285,12 +284,6 @@ class StandaloneClusterITCase {
 
     private static String java() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
     }
 
     private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {

@@ -53,7 +53,7 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
     @Override
     public void open(OpenContext openContext) {
         speed = getRuntimeContext().getState(new ValueStateDescriptor<>("engine-speed", TypeInformation.of(EngineSpeed.class)));
-        unknownEngine = getRuntimeContext().getMetricGroup().counter("requestSamplesOfAnUnknownEngine");
+        unknownEngine = getRuntimeContext().getMetricGroup().counter("kvr_request_samples_of_an_unknown_engine_total");
     }
 
     @Override

@@ -84,6 +84,8 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     private transient Counter unknownRemovals;
     private transient Counter expiredOnArrival;
     private transient Counter duplicates;
+    private transient Counter gaps;
+    private transient Counter lostBatches;
     /** When this task started or was restored (processing time), set at its first element or timer; -1 before. */
     private transient long resumedAtMs;
 
@@ -118,11 +120,13 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         health = getRuntimeContext().getState(new ValueStateDescriptor<>(HEALTH_STATE, TypeInformation.of(EngineHealthState.class)));
         hasher = new CanonicalBlockHasher(chunkTokens);
         var metrics = getRuntimeContext().getMetricGroup();
-        orphans = metrics.counter("blocksWithUnknownParent");
-        overCap = metrics.counter("blocksOverEngineCap");
-        unknownRemovals = metrics.counter("removalsOfUnknownBlocks");
-        expiredOnArrival = metrics.counter("blocksExpiredOnArrival");
-        duplicates = metrics.counter("duplicateBatches");
+        orphans = metrics.counter("kvr_blocks_with_unknown_parent_total");
+        overCap = metrics.counter("kvr_blocks_over_engine_cap_total");
+        unknownRemovals = metrics.counter("kvr_removals_of_unknown_blocks_total");
+        expiredOnArrival = metrics.counter("kvr_blocks_expired_on_arrival_total");
+        duplicates = metrics.counter("kvr_duplicate_batches_total");
+        gaps = metrics.counter("kvr_sequence_gaps_total");
+        lostBatches = metrics.counter("kvr_batches_lost_total");
         resumedAtMs = -1;
     }
 
@@ -141,6 +145,8 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
             changeHealth(h, EngineHealth.RESTARTED, "sequence went back from " + h.lastSeq + " to " + batch.getSeq()
                     + ": the engine restarted and its cache is gone", now, ctx);
         } else if (h.lastSeq >= 0 && batch.getSeq() > h.lastSeq + 1) {
+            gaps.inc();
+            lostBatches.inc(batch.getSeq() - h.lastSeq - 1);
             h.unsyncedUntilMs = now + entryLifetimeMs(h);
             // Timer path: the check at that instant clears the unsynced mark (see onTimer).
             ctx.timerService().registerProcessingTimeTimer(h.unsyncedUntilMs);

@@ -36,6 +36,8 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
     private transient ValueState<Long> nextTick;
     /** Hot at the last tick; in memory only: after a restart every hot engine is reported again. */
     private transient java.util.Set<String> lastHot;
+    /** Each live engine's last health, for the engines-by-health gauges; in memory, refilled by the next statuses after a restart. */
+    private transient Map<String, EngineHealth> healthOf;
 
     public FleetLoad(long intervalMs, double busyFactor) {
         this.intervalMs = intervalMs;
@@ -47,6 +49,15 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
         loads = getRuntimeContext().getMapState(new MapStateDescriptor<>("engine-loads", Types.STRING, Types.DOUBLE));
         nextTick = getRuntimeContext().getState(new ValueStateDescriptor<>("next-tick", Types.LONG));
         lastHot = new java.util.HashSet<>();
+        healthOf = new java.util.HashMap<>();
+        // kvr_engines{health=...}: the engines this subtask knows by their last status, dead ones
+        // left out (they leave the fleet). Only the fleet key's subtask has any: sum over subtasks.
+        for (EngineHealth health : EngineHealth.values()) {
+            if (health != EngineHealth.DEAD) {
+                getRuntimeContext().getMetricGroup().addGroup("health", health.name())
+                        .gauge("kvr_engines", () -> healthOf.values().stream().filter(health::equals).count());
+            }
+        }
     }
 
     @Override
@@ -56,6 +67,11 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
             loads.remove(s.engine);
         } else {
             loads.put(s.engine, (double) (s.waiting + s.running));
+        }
+        if (s.currentHealth == EngineHealth.DEAD) {
+            healthOf.remove(s.engine);
+        } else if (s.currentHealth != null) {
+            healthOf.put(s.engine, s.currentHealth);
         }
         if (nextTick.value() == null) {
             long at = ctx.timerService().currentProcessingTime() + intervalMs;

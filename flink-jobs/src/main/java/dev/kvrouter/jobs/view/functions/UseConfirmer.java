@@ -36,7 +36,7 @@ public final class UseConfirmer extends KeyedCoProcessFunction<String, EngineSta
     @Override
     public void open(OpenContext openContext) {
         engine = getRuntimeContext().getState(new ValueStateDescriptor<>("engine-epoch", TypeInformation.of(EngineEpoch.class)));
-        dropped = getRuntimeContext().getMetricGroup().counter("confirmationsOfAnOlderCache");
+        dropped = getRuntimeContext().getMetricGroup().counter("kvr_confirmations_of_an_older_cache_total");
     }
 
     @Override

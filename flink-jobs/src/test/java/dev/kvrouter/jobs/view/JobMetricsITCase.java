@@ -1,0 +1,143 @@
+package dev.kvrouter.jobs.view;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvrouter.common.TopicNames;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.stack.Ports;
+import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.stack.junit.LocalStackExtension;
+import dev.kvrouter.stack.junit.UniqueNames;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The job's metrics as Prometheus scrapes them: the local run's cluster with Flink's Prometheus
+ * reporter on a free port (what {@code ./kvr job run --metrics-port} sets up), one engine reporting,
+ * a stored batch, a sequence gap and a record that is not Avro; then {@code /metrics} has the view's
+ * freshness, the engines by health, the gap, the dead letter by reason, the Redis batches, and
+ * Flink's own checkpoint figures.
+ */
+@ExtendWith(LocalStackExtension.class)
+class JobMetricsITCase {
+
+    private static final String OPERATOR = "flink_taskmanager_job_task_operator_";
+
+    @Test
+    void prometheusScrapesFreshnessEnginesByHealthGapsDeadLettersRedisBatchesAndCheckpoints(StackAddresses stack) throws Exception {
+        String topics = ViewTestSupport.topics(stack, "it-metrics");
+        KvRouterJobConfig config = ViewTestSupport.config(stack, topics, stack.redisUrl());
+        int port = Ports.free();
+        StreamExecutionEnvironment env = KvRouterJob.environment(config, null, KvRouterJob.prometheusReporter(Integer.toString(port)));
+        KvRouterJob.wire(env, config);
+        JobClient job = env.executeAsync("metrics");
+        FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
+        String kvEvents = config.kafka().topic(TopicNames.KV_EVENTS);
+        try (KafkaProducer<String, Object> producer = ViewTestSupport.producer(stack);
+             KafkaProducer<String, byte[]> raw = new KafkaProducer<>(Map.of(
+                     ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                     ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                     ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine.id, engine.load(0, 1))).get();
+            int[] prompt = new Random(31).ints(64, 0, 50_000).toArray();
+            producer.send(new ProducerRecord<>(kvEvents, engine.id, engine.batch(engine.stored(prompt, 0, 2)))).get();
+            engine.seq += 3; // three batches lost
+            producer.send(new ProducerRecord<>(kvEvents, engine.id, engine.batch(engine.stored(prompt, 2, 4)))).get();
+            raw.send(new ProducerRecord<>(kvEvents, engine.id, "{\"not\":\"avro\"}".getBytes())).get();
+
+            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+            String metrics = scrape(port).orElse("");
+            while (!missing(metrics).isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(500);
+                metrics = scrape(port).orElse("");
+            }
+            assertThat(missing(metrics)).as("metrics not scraped yet; the kvr_ series /metrics had: %s",
+                    metrics.lines().filter(l -> l.contains("kvr_") && !l.startsWith("#")).map(l -> l.replaceAll("\\{.*\\}", "{…}"))
+                            .distinct().toList()).isEmpty();
+            assertThat(value(metrics, OPERATOR + "kvr_batches_lost_total", "")).as("the three lost batches").hasValue(3.0);
+            assertThat(value(metrics, OPERATOR + "reason_kvr_dead_letters_total", "reason=\"invalid\"")).as("only the undecodable one")
+                    .hasValue(0.0);
+            // One series per sink writer; the ratios' writer writes no block or engine, its summary is NaN.
+            assertThat(values(metrics, OPERATOR + "kvr_view_freshness_ms", "quantile=\"0.99\"").stream().filter(v -> !v.isNaN()))
+                    .as("freshness p99, ms").isNotEmpty().allSatisfy(ms -> assertThat(ms).isBetween(0.0, 60_000.0));
+            assertThat(value(metrics, OPERATOR + "kvr_redis_batches_total", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
+            assertThat(value(metrics, OPERATOR + "kvr_redis_batch_latency_ms_count", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
+            assertThat(metrics).contains("flink_jobmanager_job_lastCheckpointDuration", "flink_jobmanager_job_lastCheckpointSize");
+        } finally {
+            job.cancel().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** What the scrape does not show yet, of what the events sent must have caused. */
+    private static List<String> missing(String metrics) {
+        List<String> missing = new ArrayList<>();
+        if (value(metrics, OPERATOR + "kvr_view_freshness_ms_count", "").orElse(0.0) < 4) {
+            missing.add("kvr_view_freshness_ms_count >= 4 (two blocks, two more, the engine)");
+        }
+        if (value(metrics, OPERATOR + "health_kvr_engines", "health=\"READY\"").orElse(0.0) < 1) {
+            missing.add("kvr_engines{health=READY} >= 1");
+        }
+        if (value(metrics, OPERATOR + "kvr_sequence_gaps_total", "").orElse(0.0) < 1) {
+            missing.add("kvr_sequence_gaps_total >= 1");
+        }
+        if (value(metrics, OPERATOR + "reason_kvr_dead_letters_total", "reason=\"undecodable\"").orElse(0.0) < 1) {
+            missing.add("kvr_dead_letters_total{reason=undecodable} >= 1");
+        }
+        if (value(metrics, "flink_jobmanager_job_numberOfCompletedCheckpoints", "").orElse(0.0) < 1) {
+            missing.add("flink_jobmanager_job_numberOfCompletedCheckpoints >= 1");
+        }
+        return missing;
+    }
+
+    /** The text {@code /metrics} serves now; empty while nothing answers (the cluster is starting). */
+    private static Optional<String> scrape(int port) {
+        try {
+            HttpResponse<String> response = HttpClient.newHttpClient().send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return response.statusCode() == 200 ? Optional.of(response.body()) : Optional.empty();
+        } catch (java.io.IOException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
+    /** The sum over every series of {@code name} whose labels contain {@code label}; empty when there is none. */
+    static Optional<Double> value(String metrics, String name, String label) {
+        return values(metrics, name, label).stream().reduce(Double::sum);
+    }
+
+    /** Each series of {@code name} whose labels contain {@code label} (one per subtask, say). */
+    static List<Double> values(String metrics, String name, String label) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$").matcher(metrics);
+        List<Double> found = new ArrayList<>();
+        while (m.find()) {
+            if ((m.group(1) == null ? "" : m.group(1)).contains(label)) {
+                found.add(Double.parseDouble(m.group(2)));
+            }
+        }
+        return found;
+    }
+}
