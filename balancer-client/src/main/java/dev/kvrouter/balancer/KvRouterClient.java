@@ -7,6 +7,8 @@ import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -63,10 +65,13 @@ public final class KvRouterClient implements AutoCloseable {
      *                         groups sit in other slots than the engine table
      * @param reserves         each pick records a reservation ({@code kvr_pick}); false for a client that only looks
      *                         ({@link #observing()}: {@code kvr_peek}, read-only)
+     * @param meters           where the client's metrics go (picks by reason, pick latency, fallbacks): the
+     *                         balancer's own registry; by default Micrometer's global one, which records
+     *                         nothing until the application adds a registry to it
      */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
                           Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
-                          boolean clientSide, boolean reserves) {
+                          boolean clientSide, boolean reserves, MeterRegistry meters) {
         public static final Duration DEFAULT_MAX_VIEW_AGE = Duration.ofSeconds(2);
         public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
         public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -77,7 +82,8 @@ public final class KvRouterClient implements AutoCloseable {
 
         public static Options defaults(String redisUrl) {
             return new Options(redisUrl, ViewLayout.DEFAULT_KEY_PREFIX, ViewLayout.DEFAULT_CHUNK_TOKENS, ViewLayout.DEFAULT_TAG_DEPTH,
-                    DEFAULT_MAX_VIEW_AGE, DEFAULT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BLOCKS, DEFAULT_SNAPSHOT_INTERVAL, false, true);
+                    DEFAULT_MAX_VIEW_AGE, DEFAULT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BLOCKS, DEFAULT_SNAPSHOT_INTERVAL, false, true,
+                    Metrics.globalRegistry);
         }
 
         /** The defaults for this Redis, to change field by field. */
@@ -111,6 +117,11 @@ public final class KvRouterClient implements AutoCloseable {
             return toBuilder().reserves(false).build();
         }
 
+        /** The client's metrics into this registry (a Prometheus one, say) instead of Micrometer's global one. */
+        public Options withMeters(MeterRegistry registry) {
+            return toBuilder().meters(registry).build();
+        }
+
         /** A mutable copy of the options; {@link #build()} makes them again. */
         public static final class Builder {
             private String redisUrl;
@@ -124,6 +135,7 @@ public final class KvRouterClient implements AutoCloseable {
             private Duration snapshotInterval;
             private boolean clientSide;
             private boolean reserves;
+            private MeterRegistry meters;
 
             private Builder(Options o) {
                 redisUrl = o.redisUrl;
@@ -137,6 +149,7 @@ public final class KvRouterClient implements AutoCloseable {
                 snapshotInterval = o.snapshotInterval;
                 clientSide = o.clientSide;
                 reserves = o.reserves;
+                meters = o.meters;
             }
 
             public Builder keyPrefix(String v) { keyPrefix = v; return this; }
@@ -149,15 +162,17 @@ public final class KvRouterClient implements AutoCloseable {
             public Builder snapshotInterval(Duration v) { snapshotInterval = v; return this; }
             public Builder clientSide(boolean v) { clientSide = v; return this; }
             public Builder reserves(boolean v) { reserves = v; return this; }
+            public Builder meters(MeterRegistry v) { meters = v; return this; }
 
             public Options build() {
                 return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                        snapshotInterval, clientSide, reserves);
+                        snapshotInterval, clientSide, reserves, meters);
             }
         }
     }
 
     private final Options options;
+    private final ClientMetrics metrics;
     private final ViewLayout layout;
     private final CanonicalBlockHasher hasher;
     private final ViewConnection connection;
@@ -184,6 +199,7 @@ public final class KvRouterClient implements AutoCloseable {
 
     public KvRouterClient(Options options) {
         this.options = options;
+        this.metrics = new ClientMetrics(options.meters());
         this.layout = new ViewLayout(options.keyPrefix());
         this.hasher = new CanonicalBlockHasher(options.chunkTokens());
         this.connection = ViewConnection.open(options.redisUrl(), options.timeout(), options.connectTimeout(), 1024);
@@ -270,10 +286,13 @@ public final class KvRouterClient implements AutoCloseable {
      * new engine.
      */
     public Pick pick(long[] chain, String prefixClass, String clientId, String requestId, java.util.Set<String> avoid) {
+        long started = System.nanoTime();
         int n = Math.min(chain.length, options.maxBlocks());
         String reservation = options.reserves() ? requestId : null;
-        return clientSide ? pickClientSide(chain, n, prefixClass, clientId, reservation, avoid)
+        Pick pick = clientSide ? pickClientSide(chain, n, prefixClass, clientId, reservation, avoid)
                 : pickInRedis(chain, n, prefixClass, clientId, reservation, avoid);
+        metrics.picked(pick, System.nanoTime() - started);
+        return pick;
     }
 
     /**

@@ -16,6 +16,8 @@ import dev.kvrouter.stack.junit.UniqueNames;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
@@ -461,6 +463,30 @@ class PickFunctionITCase {
         // e1: 3 s queued + 3 × 3 s = 12 s (less the ms since); e2, e3: 3 × 4 s = 12 s.
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e1", 1, "AFFINITY");
+    }
+
+    @Test
+    void everyPickIsTimedAndCountedByReasonAndAnOldViewCountsAsAFallbackInTheBalancersRegistry(StackAddresses stack) {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (KvRouterClient metered = new KvRouterClient(options(stack.redisUrl()).withMeters(registry))) {
+            hold(1, "e1");
+            pick(metered, chain);
+            pick(metered, chain);
+            pick(metered, new CanonicalBlockHasher(16).chain("m", null, IntStream.range(500, 564).toArray(), List.of()));
+            redis.hset(layout.metaKey(), "updated_ms", Long.toString(now - 60_000));
+            pick(metered, chain);
+
+            String scraped = registry.scrape();
+            assertThat(scraped).contains("kvr_client_picks_total{reason=\"AFFINITY\"} 2.0",
+                    "kvr_client_picks_total{reason=\"COLD\"} 1.0",
+                    "kvr_client_picks_total{reason=\"FALLBACK_LOAD_ONLY\"} 1.0",
+                    "kvr_client_fallbacks_total{source=\"FALLBACK_STALE_VIEW\"} 1.0",
+                    "kvr_client_pick_latency_seconds_count 4",
+                    "# TYPE kvr_client_pick_latency_seconds histogram")
+                    .doesNotContain("source=\"FALLBACK_REDIS_DOWN\"");
+            assertThat(scraped.lines().filter(l -> l.startsWith("kvr_client_pick_latency_seconds_bucket")).count())
+                    .as("histogram buckets from 50 µs to 1 s").isGreaterThan(10);
+        }
     }
 
     @Test
