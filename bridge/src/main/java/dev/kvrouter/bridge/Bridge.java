@@ -1,7 +1,9 @@
 package dev.kvrouter.bridge;
 
+import com.sun.net.httpserver.HttpServer;
 import dev.kvrouter.common.TopicNames;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -41,6 +43,9 @@ public final class Bridge implements AutoCloseable {
     private final Consumer<String> reports;
     private String appliedFile;
     private BridgeMetrics.Snapshot lastReport;
+    /** The /metrics endpoint; null without prometheus.listen. */
+    private HttpServer metricsServer;
+    private java.util.concurrent.ExecutorService metricsExecutor;
 
     private Bridge(BridgeConfig config, Consumer<String> reports, ZContext shared) {
         this.config = config;
@@ -79,6 +84,12 @@ public final class Bridge implements AutoCloseable {
         String text = read(config);
         Map<String, EngineSpec> engines = EngineFleet.parse(text, config.enginesFile().toString());
         Bridge bridge = new Bridge(config, reports, shared);
+        try {
+            bridge.serveMetrics();
+        } catch (RuntimeException e) {
+            bridge.close();
+            throw e;
+        }
         bridge.apply(engines);
         bridge.appliedFile = text;
         bridge.lastReport = bridge.metrics.snapshot();
@@ -87,6 +98,37 @@ public final class Bridge implements AutoCloseable {
         long report = config.reportInterval().toMillis();
         bridge.housekeeping.scheduleAtFixedRate(bridge::report, report, report, TimeUnit.MILLISECONDS);
         return bridge;
+    }
+
+    /** With prometheus.listen set: {@code GET /metrics} answers the per-engine series, from one daemon thread. */
+    private void serveMetrics() {
+        if (config.prometheusListen().isEmpty()) {
+            return;
+        }
+        String listen = config.prometheusListen();
+        int colon = listen.lastIndexOf(':');
+        InetSocketAddress address = new InetSocketAddress(listen.substring(0, colon), Integer.parseInt(listen.substring(colon + 1)));
+        try {
+            metricsServer = HttpServer.create(address, 16);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot serve metrics on " + listen + " (prometheus.listen): " + e.getMessage(), e);
+        }
+        metricsServer.createContext("/metrics", exchange -> {
+            byte[] body = metrics.scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+            exchange.sendResponseHeaders(200, body.length);
+            try (var out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        metricsExecutor = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "kvr-bridge-metrics");
+            t.setDaemon(true);
+            return t;
+        });
+        metricsServer.setExecutor(metricsExecutor);
+        metricsServer.start();
+        LOG.info("metrics for Prometheus: http://{}/metrics", listen);
     }
 
     private static String read(BridgeConfig config) {
@@ -132,11 +174,15 @@ public final class Bridge implements AutoCloseable {
                 scraper.stop(entry.getKey());
                 entry.getValue().close();
                 it.remove();
+                if (wanted == null) {
+                    metrics.forget(entry.getKey());
+                }
                 LOG.info("engine {}: {}", entry.getKey(), wanted == null ? "removed" : "changed, resubscribing");
             }
         }
         for (EngineSpec spec : engines.values()) {
             if (!subscriptions.containsKey(spec.id())) {
+                metrics.follow(spec.id());
                 subscriptions.put(spec.id(), new EngineSubscription(spec, config, zmq, outbox, metrics).start());
                 scraper.start(spec);
             }
@@ -196,6 +242,10 @@ public final class Bridge implements AutoCloseable {
     @Override
     public synchronized void close() {
         housekeeping.shutdownNow();
+        if (metricsServer != null) {
+            metricsServer.stop(0);
+            metricsExecutor.shutdownNow();
+        }
         scraper.close();
         subscriptions.values().forEach(EngineSubscription::close);
         subscriptions.clear();

@@ -22,7 +22,7 @@ import java.util.TreeMap;
 public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, String topicPrefix, Path enginesFile,
                            Duration reloadInterval, Duration scrapeInterval, Duration scrapeTimeout, int receiveHighWaterMark,
                            long maxMessageBytes, Duration resubscribeAfter, Duration replayTimeout, int replayMaxBatches, int queueCapacity,
-                           Duration reportInterval, Map<String, String> producerOverrides) {
+                           Duration reportInterval, String prometheusListen, Map<String, String> producerOverrides) {
 
     /** A setting: its name, default (null: required) and meaning. */
     public record Option(String name, String defaultValue, String description) {}
@@ -50,11 +50,14 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
     public static final Option QUEUE_CAPACITY = new Option("queue.capacity", "10000",
             "Records waiting for the Kafka producer; when full, new batches are dropped and counted (the job sees the gap).");
     public static final Option REPORT_INTERVAL = new Option("report.interval", "10 s", "How often the bridge logs its metrics.");
+    public static final Option PROMETHEUS_LISTEN = new Option("prometheus.listen", "",
+            "host:port where the bridge serves its own metrics per engine for Prometheus at /metrics, e.g. 0.0.0.0:9250 "
+                    + "(every interface) or 127.0.0.1:9250; empty (default): no endpoint.");
     static final String PRODUCER_PREFIX = "producer.";
 
     public static final List<Option> OPTIONS = List.of(KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, ENGINES_FILE,
             RELOAD_INTERVAL, SCRAPE_INTERVAL, SCRAPE_TIMEOUT, RECEIVE_HWM, MAX_MESSAGE_BYTES, RESUBSCRIBE_AFTER, REPLAY_TIMEOUT,
-            REPLAY_MAX_BATCHES, QUEUE_CAPACITY, REPORT_INTERVAL);
+            REPLAY_MAX_BATCHES, QUEUE_CAPACITY, REPORT_INTERVAL, PROMETHEUS_LISTEN);
 
     /** Producer properties that are the bridge's contract, not a tuning knob. */
     private static final Set<String> FIXED_PRODUCER = Set.of("enable.idempotence", "acks", "key.serializer", "value.serializer",
@@ -98,7 +101,7 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
                 r.number(MAX_MESSAGE_BYTES, 1024, Integer.MAX_VALUE), r.duration(RESUBSCRIBE_AFTER, Duration.ofMillis(100)),
                 r.duration(REPLAY_TIMEOUT, Duration.ofMillis(10)),
                 (int) r.number(REPLAY_MAX_BATCHES, 0, 10_000_000), (int) r.number(QUEUE_CAPACITY, 1, 10_000_000),
-                r.duration(REPORT_INTERVAL, Duration.ofMillis(100)), producer);
+                r.duration(REPORT_INTERVAL, Duration.ofMillis(100)), r.listen(PROMETHEUS_LISTEN), producer);
         if (!problems.isEmpty()) {
             throw new InvalidBridgeConfigException(problems);
         }
@@ -119,6 +122,27 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
     /** Reads settings, collecting problems instead of failing on the first. */
     private record Reader(Map<String, String> settings, List<String> problems) {
 
+
+        /** Empty, or host:port with a port from 1 to 65535. */
+        String listen(Option o) {
+            String v = settings.getOrDefault(o.name(), o.defaultValue()).trim();
+            int colon = v.lastIndexOf(':');
+            if (!v.isEmpty()) {
+                boolean valid = colon > 0;
+                if (valid) {
+                    try {
+                        int port = Integer.parseInt(v.substring(colon + 1));
+                        valid = port >= 1 && port <= 65535;
+                    } catch (NumberFormatException e) {
+                        valid = false;
+                    }
+                }
+                if (!valid) {
+                    problems.add(o.name() + " '" + v + "' is not host:port (a port from 1 to 65535), e.g. 0.0.0.0:9250");
+                }
+            }
+            return v;
+        }
 
         String raw(Option o) {
             String v = settings.getOrDefault(o.name(), o.defaultValue());

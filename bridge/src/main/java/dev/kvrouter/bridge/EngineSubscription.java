@@ -200,7 +200,7 @@ final class EngineSubscription implements AutoCloseable {
     private void handle(Publisher p, List<byte[]> frames) {
         long receivedNanos = System.nanoTime();
         p.heard = true;
-        metrics.batchesReceived.increment();
+        metrics.batchReceived(spec.id());
         if (frames.size() != 3) {
             deadLetter(p, frames.get(frames.size() - 1), "expected 3 frames (topic, sequence, payload), got " + frames.size(), null);
             return;
@@ -220,7 +220,7 @@ final class EngineSubscription implements AutoCloseable {
         if (verdict instanceof SequenceTracker.Verdict.Gap gap) {
             fillGap(p, gap);
         } else if (verdict instanceof SequenceTracker.Verdict.Restart restart) {
-            metrics.restarts.increment();
+            metrics.restarted(spec.id());
             LOG.warn("publisher {}: sequence went back from {} to {}: the engine restarted; forwarded, so the job drops its entries",
                     p.name, restart.previous(), seq);
             // The new process's first batches did not reach us (ZMQ reconnects after a restart): ask for them too.
@@ -234,10 +234,9 @@ final class EngineSubscription implements AutoCloseable {
 
     /** Counts a gap and forwards what replay recovers of it; the rest is reported as lost. */
     private void fillGap(Publisher p, SequenceTracker.Verdict.Gap gap) {
-        metrics.gaps.increment();
         long recovered = replay(p, gap);
         long missing = gap.missing() - recovered;
-        metrics.batchesMissing.add(missing);
+        metrics.gap(spec.id(), missing);
         if (missing > 0) {
             LOG.warn("publisher {}: {} batch(es) lost before sequence {}{}; forwarded with the gap, so the job marks it unsynced",
                     p.name, missing, gap.seq(), p.replay == null ? "" : " (replay recovered " + recovered + ")");
@@ -279,7 +278,7 @@ final class EngineSubscription implements AutoCloseable {
             return 0;
         }
         p.replay.send(ByteBuffer.allocate(8).putLong(gap.missingFrom()).array(), 0);
-        metrics.replayRequests.increment();
+        metrics.replayRequested(spec.id());
         long deadline = System.nanoTime() + config.replayTimeout().toNanos();
         long next = gap.missingFrom();
         long recovered = 0;
@@ -309,7 +308,7 @@ final class EngineSubscription implements AutoCloseable {
                 if (seq > gap.missingTo()) {
                     break;
                 }
-                metrics.batchesReplayed.increment();
+                metrics.replayed(spec.id());
                 recovered++;
                 forward(p, seq, frames.get(first + 1), System.nanoTime(), true);
                 next = seq + 1;
@@ -319,7 +318,7 @@ final class EngineSubscription implements AutoCloseable {
     }
 
     private void deadLetter(Publisher p, byte[] raw, String reason, Exception error) {
-        metrics.decodeErrors.increment();
+        metrics.undecodable(spec.id());
         LOG.warn("publisher {}: {} (filed to the dead-letter topic)", p.name, reason);
         outbox.offer(DeadLetters.of(p.name.getBytes(StandardCharsets.UTF_8), raw)
                 .setSourceTopic(p.endpoint)

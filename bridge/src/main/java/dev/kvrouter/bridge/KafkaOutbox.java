@@ -112,7 +112,7 @@ final class KafkaOutbox implements AutoCloseable {
                           long eventTsMs, int events) {
         // Full already: do not spend the serialization on a record that will be dropped.
         if (!running || queue.remainingCapacity() == 0) {
-            metrics.droppedQueueFull.increment();
+            metrics.droppedQueueFull(key, kind == Kind.BATCH);
             return false;
         }
         byte[] value;
@@ -124,7 +124,7 @@ final class KafkaOutbox implements AutoCloseable {
             return false;
         }
         if (!queue.offer(new Pending(kind, topic, key, value, receivedNanos, eventTsMs, events))) {
-            metrics.droppedQueueFull.increment();
+            metrics.droppedQueueFull(key, kind == Kind.BATCH);
             return false;
         }
         unsettled.incrementAndGet();
@@ -201,12 +201,7 @@ final class KafkaOutbox implements AutoCloseable {
         }
         metrics.acked.increment();
         if (p.kind() == Kind.BATCH) {
-            metrics.batchesForwarded.increment();
-            metrics.eventsForwarded.add(p.events());
-            long latency = (System.nanoTime() - p.receivedNanos()) / 1_000_000;
-            metrics.lastAckLatencyMs.set(latency);
-            metrics.maxAckLatencyMs.accumulateAndGet(latency, Math::max);
-            metrics.lastEventAgeMs.set(System.currentTimeMillis() - p.eventTsMs());
+            metrics.forwarded(p.key(), p.events(), p.receivedNanos(), p.eventTsMs());
         } else if (p.kind() == Kind.LOAD) {
             metrics.loadReports.increment();
         } else {

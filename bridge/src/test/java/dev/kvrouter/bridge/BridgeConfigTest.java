@@ -25,6 +25,21 @@ class BridgeConfigTest {
     }
 
     @Test
+    void theMetricsEndpointIsOffByDefaultAndTakesHostAndPort() {
+        Map<String, String> required = Map.of("kafka.bootstrap", "k:9092", "schema-registry.url", "http://r", "engines.file", "f");
+        assertThat(BridgeConfig.from(required).prometheusListen()).isEmpty();
+        Map<String, String> loopback = new java.util.HashMap<>(required);
+        loopback.put("prometheus.listen", "127.0.0.1:9250");
+        assertThat(BridgeConfig.from(loopback).prometheusListen()).isEqualTo("127.0.0.1:9250");
+        for (String wrong : java.util.List.of("9250", "127.0.0.1:", "127.0.0.1:99999", "host:port")) {
+            Map<String, String> settings = new java.util.HashMap<>(required);
+            settings.put("prometheus.listen", wrong);
+            assertThat(catchThrowableOfType(InvalidBridgeConfigException.class, () -> BridgeConfig.from(settings)).problems())
+                    .as(wrong).containsExactly("prometheus.listen '" + wrong + "' is not host:port (a port from 1 to 65535), e.g. 0.0.0.0:9250");
+        }
+    }
+
+    @Test
     void everyProblemIsReportedAtOnce() {
         InvalidBridgeConfigException e = catchThrowableOfType(InvalidBridgeConfigException.class, () -> BridgeConfig.from(Map.of(
                 "schema-registry.url", "http://r", "engines.file", "f", "metrics.scrape-interval", "soon",

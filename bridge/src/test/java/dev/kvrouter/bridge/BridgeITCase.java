@@ -17,6 +17,7 @@ import dev.kvrouter.schemas.BlockHashes;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.stack.LocalKafka;
+import dev.kvrouter.stack.Ports;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
@@ -140,9 +141,11 @@ class BridgeITCase {
                     role: prefill
                 """.formatted(portA, replayPort, http.getAddress().getPort());
         Files.writeString(engines, engineA);
+        int metricsPort = Ports.free();
         BridgeConfig config = BridgeConfig.from(Map.of("kafka.bootstrap", stack.kafkaBootstrap(),
                 "schema-registry.url", stack.schemaRegistryUrl(), "topics.prefix", prefix, "engines.file", engines.toString(),
-                "engines.reload-interval", "100 ms", "metrics.scrape-interval", "200 ms", "report.interval", "1 s"));
+                "engines.reload-interval", "100 ms", "metrics.scrape-interval", "200 ms", "report.interval", "1 s",
+                "prometheus.listen", "127.0.0.1:" + metricsPort));
 
         try (Bridge bridge = start(config)) {
             assertThat(bridge.engines()).containsOnlyKeys("it-a");
@@ -270,10 +273,25 @@ class BridgeITCase {
             assertThat(m.eventsForwarded()).isEqualTo(2 + 2 + 2 + 1 + 1 + 1 + 1 + 1 + 5);
             assertThat(m.subscriptions()).isEqualTo(3);
 
-            // Removing B stops only B.
+            // The same, per engine, as Prometheus scrapes it: A lost 4-5 (replayed) and its restart's 0
+            // (replayed), and sent the garbage; B's rank 0 lost 1-2 for good and restarted.
+            String scraped = scrape(metricsPort);
+            assertThat(scraped).contains(
+                    "kvr_bridge_batches_forwarded_total{engine=\"it-a\"} 8.0", "kvr_bridge_batches_forwarded_total{engine=\"it-b\"} 5.0",
+                    "kvr_bridge_gaps_total{engine=\"it-a\"} 2.0", "kvr_bridge_gaps_total{engine=\"it-b\"} 1.0",
+                    "kvr_bridge_batches_missing_total{engine=\"it-a\"} 0.0", "kvr_bridge_batches_missing_total{engine=\"it-b\"} 2.0",
+                    "kvr_bridge_replay_requests_total{engine=\"it-a\"} 2.0", "kvr_bridge_batches_replayed_total{engine=\"it-a\"} 3.0",
+                    "kvr_bridge_restarts_total{engine=\"it-a\"} 1.0", "kvr_bridge_restarts_total{engine=\"it-b\"} 1.0",
+                    "kvr_bridge_decode_errors_total{engine=\"it-a\"} 1.0", "kvr_bridge_decode_errors_total{engine=\"it-b\"} 0.0",
+                    "kvr_bridge_events_forwarded_total{engine=\"it-b\"} 5.0",
+                    "kvr_bridge_ack_latency_seconds_count{engine=\"it-a\"} 8", "kvr_bridge_event_age_seconds_count{engine=\"it-b\"} 5",
+                    "# TYPE kvr_bridge_ack_latency_seconds histogram", "kvr_bridge_publishers 3.0");
+
+            // Removing B stops only B, and its series leave the scrape.
             Files.writeString(engines, engineA);
             await(() -> bridge.engines().keySet(), ids -> ids.equals(java.util.Set.of("it-a")));
             assertThat(bridge.subscription("it-a")).isSameAs(subscriptionA);
+            assertThat(scrape(metricsPort)).contains("engine=\"it-a\"").doesNotContain("engine=\"it-b\"");
 
             // A file that turns invalid is reported and changes nothing.
             Files.writeString(engines, "engines:\n  - {id: it-c}\n");
@@ -456,6 +474,15 @@ class BridgeITCase {
     }
 
     /** Waits (bounded) for the subscriber to reach the XPUB socket: from then on nothing published is lost to the slow joiner. */
+    /** The bridge's {@code /metrics} page now. */
+    private static String scrape(int port) throws Exception {
+        java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/metrics")).timeout(WAIT).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(200);
+        return response.body();
+    }
+
     static void awaitSubscription(ZMQ.Socket xpub) {
         BridgeBench.awaitSubscription(xpub, WAIT);
     }

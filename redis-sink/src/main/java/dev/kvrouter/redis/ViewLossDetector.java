@@ -31,6 +31,8 @@ public final class ViewLossDetector implements AutoCloseable {
     private String identity;
     private boolean stamped;
     private String lastFailure;
+    /** Live reservations (placements balancers made that are not done or expired) at the last look; -1 before one answered. */
+    private volatile long reservations = -1;
 
     public ViewLossDetector(RedisViewSinkOptions options) {
         this.options = options;
@@ -71,6 +73,7 @@ public final class ViewLossDetector implements AutoCloseable {
                 connection.sync().hset(layout.metaKey(), RESYNCED_FIELD, Long.toString(System.currentTimeMillis()));
                 stamped = true;
             }
+            reservations = connection.sync().hlen(layout.reservationsKey());
             // Only now: a look that failed half-way sees the same change again next time.
             identity = now;
             lastFailure = null;
@@ -83,6 +86,11 @@ public final class ViewLossDetector implements AutoCloseable {
             }
             return Optional.empty();
         }
+    }
+
+    /** Live reservations in the view at the last look that answered (the job's kvr_view_reservations); -1 before one. */
+    public long reservations() {
+        return reservations;
     }
 
     @Override

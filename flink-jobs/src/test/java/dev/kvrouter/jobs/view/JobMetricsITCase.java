@@ -2,6 +2,8 @@ package dev.kvrouter.jobs.view;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.Ports;
@@ -34,9 +36,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The job's metrics as Prometheus scrapes them: the local run's cluster with Flink's Prometheus
  * reporter on a free port (what {@code ./kvr job run --metrics-port} sets up), one engine reporting,
- * a stored batch, a sequence gap and a record that is not Avro; then {@code /metrics} has the view's
- * freshness, the engines by health, the gap, the dead letter by reason, the Redis batches, and
- * Flink's own checkpoint figures.
+ * a stored batch, a sequence gap, a record that is not Avro and a balancer's placement; then
+ * {@code /metrics} has the view's freshness and entries, the reservation, the engines by health, the
+ * gap, the dead letter by reason, the Redis batches, and Flink's own checkpoint figures.
  */
 @ExtendWith(LocalStackExtension.class)
 class JobMetricsITCase {
@@ -64,6 +66,13 @@ class JobMetricsITCase {
             engine.seq += 3; // three batches lost
             producer.send(new ProducerRecord<>(kvEvents, engine.id, engine.batch(engine.stored(prompt, 2, 4)))).get();
             raw.send(new ProducerRecord<>(kvEvents, engine.id, "{\"not\":\"avro\"}".getBytes())).get();
+            // A balancer's placement: one reservation in Redis, which the job counts.
+            long[] chain = new CanonicalBlockHasher(16).chain(FakeEngine.MODEL, null, prompt, List.of());
+            try (KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(stack.redisUrl())
+                    .withKeyPrefix(config.view().keyPrefix()))) {
+                ViewTestSupport.await(() -> router.pick(chain, null, null, "it-metrics-request"),
+                        p -> "AFFINITY".equals(p.reason()) && p.matchedBlocks() == 4 && p.requestId() != null);
+            }
 
             long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
             String metrics = scrape(port).orElse("");
@@ -102,6 +111,12 @@ class JobMetricsITCase {
         }
         if (value(metrics, OPERATOR + "reason_kvr_dead_letters_total", "reason=\"undecodable\"").orElse(0.0) < 1) {
             missing.add("kvr_dead_letters_total{reason=undecodable} >= 1");
+        }
+        if (value(metrics, OPERATOR + "kvr_view_block_entries", "").orElse(0.0) != 4) {
+            missing.add("kvr_view_block_entries = 4 (four blocks on one engine), summed over subtasks");
+        }
+        if (value(metrics, OPERATOR + "kvr_view_reservations", "").orElse(0.0) != 1) {
+            missing.add("kvr_view_reservations = 1 (the balancer's one placement)");
         }
         if (value(metrics, "flink_jobmanager_job_numberOfCompletedCheckpoints", "").orElse(0.0) < 1) {
             missing.add("flink_jobmanager_job_numberOfCompletedCheckpoints >= 1");

@@ -61,10 +61,17 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
             new ValueStateDescriptor<>("block-holders", TypeInformation.of(BlockHolders.class));
 
     private transient ValueState<BlockHolders> block;
+    /**
+     * Block x engine entries this instance holds, for the {@code kvr_view_block_entries} gauge (the
+     * view's entries: the sum over instances). Kept as holders come and go, and counted exactly
+     * whenever the whole state is walked (every resync, one at every start and restore).
+     */
+    private transient long entries;
 
     @Override
     public void open(OpenContext openContext) {
         block = getRuntimeContext().getState(blockHolders);
+        getRuntimeContext().getMetricGroup().gauge("kvr_view_block_entries", () -> entries);
     }
 
     @Override
@@ -84,17 +91,20 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
     public void processBroadcastElement(ViewResync resync, Context ctx, Collector<ViewWrite> out) throws Exception {
         List<Resent> chunk = new ArrayList<>();
         long[] blocks = {0};
+        long[] held = {0};
         ctx.applyToKeyedState(blockHolders, (key, state) -> {
             BlockHolders holders = state.value();
             if (holders != null && !holders.isEmpty()) {
                 chunk.add(new Resent(key, holders));
                 blocks[0]++;
+                held[0] += holders.holders.length;
                 if (chunk.size() >= RESYNC_CHUNK_BLOCKS) {
                     emitByGroup(chunk, resync.atMs, out);
                 }
             }
         });
         emitByGroup(chunk, resync.atMs, out);
+        entries = held[0];
         LOG.info("view written again from state ({}): {} blocks", resync.reason, blocks[0]);
     }
 
@@ -132,7 +142,7 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
             put(u, current, old, u.storedAtMs, u.expireAtMs, u.medium, now, ctx, out);
         } else if (old != null && old.epoch <= u.epoch) {
             // State clearing: the engine lost the block (evicted, cleared, restarted or dead).
-            BlockHolders left = update(current.without(u.engine));
+            BlockHolders left = update(current, current.without(u.engine));
             emit(ctx.getCurrentKey(), old.tag, left, u.eventTimeMs, out);
             ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), ViewOp.REMOVE, 0, old, old.version + 1, u.eventTimeMs, u.cause));
         }
@@ -171,7 +181,7 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
             ctx.timerService().registerProcessingTimeTimer(expireAt);
             next = next.withTimerAt(expireAt);
         }
-        update(next);
+        update(current, next);
         emit(ctx.getCurrentKey(), u.tag, next, u.eventTimeMs, out);
         ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), ViewOp.UPSERT, 1.0, h, h.version, u.eventTimeMs, u.cause));
     }
@@ -207,7 +217,7 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
             ctx.timerService().registerProcessingTimeTimer(next);
             left = left.withTimerAt(next);
         }
-        update(left);
+        update(current, left);
         if (left.holders.length != current.holders.length) {
             emit(ctx.getCurrentKey(), current.holders[0].tag, left, timestamp, out);
         }
@@ -218,8 +228,9 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
         return b == null ? BlockHolders.EMPTY : b;
     }
 
-    /** Stores the block's holders; state clearing: a block with none left keeps no state at all. */
-    private BlockHolders update(BlockHolders next) throws Exception {
+    /** Stores the block's holders (in place of {@code current}); state clearing: a block with none left keeps no state at all. */
+    private BlockHolders update(BlockHolders current, BlockHolders next) throws Exception {
+        entries += next.holders.length - current.holders.length;
         if (next.isEmpty()) {
             block.clear();
         } else {

@@ -31,6 +31,8 @@ public final class ViewLossProbe extends RichFlatMapFunction<Long, ViewResync> {
     @Override
     public void open(OpenContext openContext) {
         detector = new ViewLossDetector(options);
+        // Reservations live in Redis, not in the job: the probe reads their count on each look.
+        getRuntimeContext().getMetricGroup().gauge("kvr_view_reservations", () -> detector.reservations());
     }
 
     @Override
