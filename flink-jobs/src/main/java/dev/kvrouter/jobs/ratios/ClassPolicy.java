@@ -7,11 +7,14 @@ import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
 import dev.kvrouter.redis.ViewWrite;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
@@ -28,8 +31,19 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
     /** Affinity turned off (breached) or back on, for the alert rules. */
     public static final OutputTag<AlertObservation> AFFINITY = new OutputTag<>("affinity") {};
 
+    /**
+     * Classes whose latest ratios are exported as gauges ({@code class_kvr_*{class}}), at most this
+     * many per instance: class labels come from balancers, and a metric's label values must stay
+     * few. Further classes are in the ratios topic and the view's ratios key only.
+     */
+    static final int MAX_EXPORTED_CLASSES = 32;
+
     private final AffinitySwitch affinity;
     private transient ValueState<Boolean> on;
+    /** The exported classes' latest tumbling window and affinity switch; in memory, refilled by the next windows after a restart. */
+    private transient Map<String, Exported> exported;
+
+    private record Exported(ClassRatios ratios, boolean affinityOn) {}
 
     public ClassPolicy(AffinitySwitch affinity) {
         this.affinity = affinity;
@@ -42,6 +56,7 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
         // for a day is forgotten (and starts again with affinity on).
         descriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofDays(1)).build());
         on = getRuntimeContext().getState(descriptor);
+        exported = new HashMap<>();
     }
 
     @Override
@@ -61,5 +76,27 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
                         + why + "): affinity off"), r.getWindowEndMs()));
         // Written every window, not only on change: the hash's TTL is refreshed with the view's.
         out.collect(ViewWrite.classPolicy(r.getPrefixClass(), after ? "on" : "off", r.getWindowEndMs()));
+        export(r, after);
+    }
+
+    /** The class's ratios as gauges, registered on its first window (within {@link #MAX_EXPORTED_CLASSES}). */
+    private void export(ClassRatios r, boolean affinityOn) {
+        String c = r.getPrefixClass();
+        if (!exported.containsKey(c)) {
+            if (exported.size() >= MAX_EXPORTED_CLASSES) {
+                return;
+            }
+            MetricGroup g = getRuntimeContext().getMetricGroup().addGroup("class", c);
+            g.gauge("kvr_requests", () -> exported.get(c).ratios().getRequests());
+            g.gauge("kvr_affinity_hit_ratio", () -> exported.get(c).ratios().getAffinityHitRate());
+            g.gauge("kvr_avoided_tokens_per_hit", () -> exported.get(c).ratios().getAvoidedTokensPerHit());
+            g.gauge("kvr_avoided_usd_per_hit", () -> exported.get(c).ratios().getAvoidedUsdPerHit());
+            g.gauge("kvr_load_gini", () -> exported.get(c).ratios().getLoadGini());
+            g.gauge("kvr_staleness_ratio", () -> exported.get(c).ratios().getStalenessRatio());
+            g.gauge("kvr_ttft_p50_ms", () -> exported.get(c).ratios().getTtftP50Ms());
+            g.gauge("kvr_ttft_p99_ms", () -> exported.get(c).ratios().getTtftP99Ms());
+            g.gauge("kvr_affinity_on", () -> exported.get(c).affinityOn() ? 1 : 0);
+        }
+        exported.put(c, new Exported(r, affinityOn));
     }
 }

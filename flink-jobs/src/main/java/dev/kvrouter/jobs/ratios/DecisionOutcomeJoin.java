@@ -1,6 +1,7 @@
 package dev.kvrouter.jobs.ratios;
 
 import dev.kvrouter.events.RequestOutcome;
+import dev.kvrouter.events.RouteReason;
 import dev.kvrouter.events.RoutingDecision;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
@@ -28,6 +29,8 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
     private transient ValueState<RequestOutcome> outcome;
     private transient ValueState<Long> deadline;
     private transient Counter duplicates;
+    /** Routing decisions by the reason kvr_pick gave, {@code kvr_decisions_total{reason}}: the whole fleet's balancers. */
+    private transient java.util.EnumMap<RouteReason, Counter> decisions;
 
     public DecisionOutcomeJoin(long boundMs) {
         if (boundMs < 1) {
@@ -42,10 +45,17 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
         outcome = getRuntimeContext().getState(new ValueStateDescriptor<>("outcome", TypeInformation.of(RequestOutcome.class)));
         deadline = getRuntimeContext().getState(new ValueStateDescriptor<>("deadline", Types.LONG));
         duplicates = getRuntimeContext().getMetricGroup().counter("kvr_duplicate_decisions_or_outcomes_total");
+        decisions = new java.util.EnumMap<>(RouteReason.class);
+        for (RouteReason reason : RouteReason.values()) {
+            decisions.put(reason, getRuntimeContext().getMetricGroup().addGroup("reason", reason.name()).counter("kvr_decisions_total"));
+        }
     }
 
     @Override
     public void processElement1(RoutingDecision d, Context ctx, Collector<JoinedRequest> out) throws Exception {
+        if (d.getReason() != null) {
+            decisions.get(d.getReason()).inc();
+        }
         RequestOutcome o = outcome.value();
         if (o != null) {
             out.collect(join(d, o));

@@ -1,5 +1,7 @@
 package dev.kvrouter.jobs.ratios;
 
+import static dev.kvrouter.jobs.view.ViewTestSupport.metricSum;
+import static dev.kvrouter.jobs.view.ViewTestSupport.scrapeMetrics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.offset;
 
@@ -16,6 +18,7 @@ import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.jobs.view.ViewTestSupport;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
+import dev.kvrouter.stack.Ports;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import io.lettuce.core.RedisClient;
@@ -39,8 +42,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @ExtendWith(LocalStackExtension.class)
 class RatiosITCase {
 
+    /** The cluster's Prometheus reporter: the job's metrics as an operator scrapes them. */
+    private static final int METRICS_PORT = Ports.free();
+
     @RegisterExtension
-    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2);
+    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2, KvRouterJob.prometheusReporter(Integer.toString(METRICS_PORT)));
 
     private static final long WINDOW_MS = 4_000;
 
@@ -84,6 +90,19 @@ class RatiosITCase {
             assertThat(r.getStalenessRatio()).isCloseTo(2.0 / 3, offset(1e-12));
             assertThat(r.getLoadGini()).isZero();
             assertThat(r.getWindowEndMs() - r.getWindowStartMs()).isEqualTo(WINDOW_MS);
+            // The same window as Prometheus scrapes it (until app-a's next window, the unmatched decision's, replaces it).
+            String classLabel = "class=\"app_a\""; // Flink's reporter writes label values with _ for any character outside [a-zA-Z0-9:_]
+            String metrics = awaitMetrics(METRICS_PORT, m -> metricSum(m, OPERATOR + "class_kvr_requests", classLabel).orElse(0.0) == 4);
+            assertThat(metricSum(metrics, OPERATOR + "class_kvr_affinity_hit_ratio", classLabel)).hasValue(0.5);
+            assertThat(metricSum(metrics, OPERATOR + "class_kvr_avoided_tokens_per_hit", classLabel)).hasValue(48.0);
+            assertThat(metricSum(metrics, OPERATOR + "class_kvr_staleness_ratio", classLabel))
+                    .hasValueSatisfying(v -> assertThat(v).isCloseTo(2.0 / 3, offset(1e-9)));
+            assertThat(metricSum(metrics, OPERATOR + "class_kvr_load_gini", classLabel)).hasValue(0.0);
+            assertThat(metricSum(metrics, OPERATOR + "class_kvr_affinity_on", classLabel)).hasValue(1.0);
+            assertThat(metricSum(metrics, OPERATOR + "reason_kvr_decisions_total", "reason=\"AFFINITY\"")).as("a1, a2, a3")
+                    .hasValueSatisfying(n -> assertThat(n).isGreaterThanOrEqualTo(3));
+            assertThat(metricSum(metrics, OPERATOR + "reason_kvr_decisions_total", "reason=\"COLD\"")).as("w1, a4")
+                    .hasValueSatisfying(n -> assertThat(n).isGreaterThanOrEqualTo(2));
 
             assertThat(await(consumer, x -> "app-a".equals(x.getPrefixClass()) && x.getUnmatchedDecisions() > 0)
                     .getUnmatchedDecisions()).isEqualTo(1);
@@ -228,6 +247,21 @@ class RatiosITCase {
         return RequestOutcome.newBuilder().setRequestId(id).setEngineId(engine).setPromptTokens(1000).setCachedTokens(cached)
                 .setTransferredTokens(transferred).setQueueMs(1).setTtftMs(ttft).setStatus(OutcomeStatus.OK)
                 .setTsMs(System.currentTimeMillis()).build();
+    }
+
+    private static final String OPERATOR = "flink_taskmanager_job_task_operator_";
+
+    /** Scrapes the job's metrics until they satisfy {@code until}, for at most 10 s. */
+    private static String awaitMetrics(int port, java.util.function.Predicate<String> until) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        String metrics = scrapeMetrics(port).orElse("");
+        while (!until.test(metrics) && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            metrics = scrapeMetrics(port).orElse("");
+        }
+        assertThat(until.test(metrics)).as("the job's metrics; class_kvr_ series: %s",
+                metrics.lines().filter(l -> l.contains("kvr_requests") || l.contains("kvr_decisions")).map(l -> l.replaceAll("\\{.*\\}", "{…}")).distinct().toList()).isTrue();
+        return metrics;
     }
 
     private static <V> KafkaConsumer<String, V> consumer(StackAddresses stack, String topic) {

@@ -1,5 +1,8 @@
 package dev.kvrouter.jobs.view;
 
+import static dev.kvrouter.jobs.view.ViewTestSupport.metricSum;
+import static dev.kvrouter.jobs.view.ViewTestSupport.metricValues;
+import static dev.kvrouter.jobs.view.ViewTestSupport.scrapeMetrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.balancer.KvRouterClient;
@@ -10,19 +13,12 @@ import dev.kvrouter.stack.Ports;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -75,22 +71,22 @@ class JobMetricsITCase {
             }
 
             long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-            String metrics = scrape(port).orElse("");
+            String metrics = scrapeMetrics(port).orElse("");
             while (!missing(metrics).isEmpty() && System.nanoTime() < deadline) {
                 Thread.sleep(500);
-                metrics = scrape(port).orElse("");
+                metrics = scrapeMetrics(port).orElse("");
             }
             assertThat(missing(metrics)).as("metrics not scraped yet; the kvr_ series /metrics had: %s",
                     metrics.lines().filter(l -> l.contains("kvr_") && !l.startsWith("#")).map(l -> l.replaceAll("\\{.*\\}", "{…}"))
                             .distinct().toList()).isEmpty();
-            assertThat(value(metrics, OPERATOR + "kvr_batches_lost_total", "")).as("the three lost batches").hasValue(3.0);
-            assertThat(value(metrics, OPERATOR + "reason_kvr_dead_letters_total", "reason=\"invalid\"")).as("only the undecodable one")
+            assertThat(metricSum(metrics, OPERATOR + "kvr_batches_lost_total", "")).as("the three lost batches").hasValue(3.0);
+            assertThat(metricSum(metrics, OPERATOR + "reason_kvr_dead_letters_total", "reason=\"invalid\"")).as("only the undecodable one")
                     .hasValue(0.0);
             // One series per sink writer; the ratios' writer writes no block or engine, its summary is NaN.
-            assertThat(values(metrics, OPERATOR + "kvr_view_freshness_ms", "quantile=\"0.99\"").stream().filter(v -> !v.isNaN()))
+            assertThat(metricValues(metrics, OPERATOR + "kvr_view_freshness_ms", "quantile=\"0.99\"").stream().filter(v -> !v.isNaN()))
                     .as("freshness p99, ms").isNotEmpty().allSatisfy(ms -> assertThat(ms).isBetween(0.0, 60_000.0));
-            assertThat(value(metrics, OPERATOR + "kvr_redis_batches_total", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
-            assertThat(value(metrics, OPERATOR + "kvr_redis_batch_latency_ms_count", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
+            assertThat(metricSum(metrics, OPERATOR + "kvr_redis_batches_total", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
+            assertThat(metricSum(metrics, OPERATOR + "kvr_redis_batch_latency_ms_count", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
             assertThat(metrics).contains("flink_jobmanager_job_lastCheckpointDuration", "flink_jobmanager_job_lastCheckpointSize");
         } finally {
             job.cancel().get(30, TimeUnit.SECONDS);
@@ -100,59 +96,27 @@ class JobMetricsITCase {
     /** What the scrape does not show yet, of what the events sent must have caused. */
     private static List<String> missing(String metrics) {
         List<String> missing = new ArrayList<>();
-        if (value(metrics, OPERATOR + "kvr_view_freshness_ms_count", "").orElse(0.0) < 4) {
+        if (metricSum(metrics, OPERATOR + "kvr_view_freshness_ms_count", "").orElse(0.0) < 4) {
             missing.add("kvr_view_freshness_ms_count >= 4 (two blocks, two more, the engine)");
         }
-        if (value(metrics, OPERATOR + "health_kvr_engines", "health=\"READY\"").orElse(0.0) < 1) {
+        if (metricSum(metrics, OPERATOR + "health_kvr_engines", "health=\"READY\"").orElse(0.0) < 1) {
             missing.add("kvr_engines{health=READY} >= 1");
         }
-        if (value(metrics, OPERATOR + "kvr_sequence_gaps_total", "").orElse(0.0) < 1) {
+        if (metricSum(metrics, OPERATOR + "kvr_sequence_gaps_total", "").orElse(0.0) < 1) {
             missing.add("kvr_sequence_gaps_total >= 1");
         }
-        if (value(metrics, OPERATOR + "reason_kvr_dead_letters_total", "reason=\"undecodable\"").orElse(0.0) < 1) {
+        if (metricSum(metrics, OPERATOR + "reason_kvr_dead_letters_total", "reason=\"undecodable\"").orElse(0.0) < 1) {
             missing.add("kvr_dead_letters_total{reason=undecodable} >= 1");
         }
-        if (value(metrics, OPERATOR + "kvr_view_block_entries", "").orElse(0.0) != 4) {
+        if (metricSum(metrics, OPERATOR + "kvr_view_block_entries", "").orElse(0.0) != 4) {
             missing.add("kvr_view_block_entries = 4 (four blocks on one engine), summed over subtasks");
         }
-        if (value(metrics, OPERATOR + "kvr_view_reservations", "").orElse(0.0) != 1) {
+        if (metricSum(metrics, OPERATOR + "kvr_view_reservations", "").orElse(0.0) != 1) {
             missing.add("kvr_view_reservations = 1 (the balancer's one placement)");
         }
-        if (value(metrics, "flink_jobmanager_job_numberOfCompletedCheckpoints", "").orElse(0.0) < 1) {
+        if (metricSum(metrics, "flink_jobmanager_job_numberOfCompletedCheckpoints", "").orElse(0.0) < 1) {
             missing.add("flink_jobmanager_job_numberOfCompletedCheckpoints >= 1");
         }
         return missing;
-    }
-
-    /** The text {@code /metrics} serves now; empty while nothing answers (the cluster is starting). */
-    private static Optional<String> scrape(int port) {
-        try {
-            HttpResponse<String> response = HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).timeout(Duration.ofSeconds(5)).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            return response.statusCode() == 200 ? Optional.of(response.body()) : Optional.empty();
-        } catch (java.io.IOException e) {
-            return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.empty();
-        }
-    }
-
-    /** The sum over every series of {@code name} whose labels contain {@code label}; empty when there is none. */
-    static Optional<Double> value(String metrics, String name, String label) {
-        return values(metrics, name, label).stream().reduce(Double::sum);
-    }
-
-    /** Each series of {@code name} whose labels contain {@code label} (one per subtask, say). */
-    static List<Double> values(String metrics, String name, String label) {
-        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$").matcher(metrics);
-        List<Double> found = new ArrayList<>();
-        while (m.find()) {
-            if ((m.group(1) == null ? "" : m.group(1)).contains(label)) {
-                found.add(Double.parseDouble(m.group(2)));
-            }
-        }
-        return found;
     }
 }

@@ -43,8 +43,13 @@ public final class ViewTestSupport {
 
     /** The MiniCluster a job test runs in: one TaskManager with this many slots. */
     public static MiniClusterExtension miniCluster(int slots) {
+        return miniCluster(slots, new org.apache.flink.configuration.Configuration());
+    }
+
+    /** The same cluster with these settings (a metrics reporter, say). */
+    public static MiniClusterExtension miniCluster(int slots, org.apache.flink.configuration.Configuration cluster) {
         return new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-                .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(slots).build());
+                .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(slots).setConfiguration(cluster).build());
     }
 
     /** Applies the declared topics under a fresh prefix and returns it. */
@@ -159,5 +164,39 @@ public final class ViewTestSupport {
             assertThat(System.nanoTime()).as("waiting %s for %s", limit, what).isLessThan(deadline);
             Thread.sleep(200);
         }
+    }
+
+    /** The text a job's Prometheus reporter serves at {@code /metrics} now; empty while nothing answers (the cluster is starting). */
+    public static java.util.Optional<String> scrapeMetrics(int port) {
+        try {
+            java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/metrics"))
+                            .timeout(Duration.ofSeconds(5)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            return response.statusCode() == 200 ? java.util.Optional.of(response.body()) : java.util.Optional.empty();
+        } catch (java.io.IOException e) {
+            return java.util.Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return java.util.Optional.empty();
+        }
+    }
+
+    /** The sum over every series of {@code name} whose labels contain {@code label}; empty when there is none. */
+    public static java.util.Optional<Double> metricSum(String metrics, String name, String label) {
+        return metricValues(metrics, name, label).stream().reduce(Double::sum);
+    }
+
+    /** Each series of {@code name} whose labels contain {@code label} (one per subtask, say). */
+    public static List<Double> metricValues(String metrics, String name, String label) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + java.util.regex.Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$")
+                .matcher(metrics);
+        List<Double> found = new java.util.ArrayList<>();
+        while (m.find()) {
+            if ((m.group(1) == null ? "" : m.group(1)).contains(label)) {
+                found.add(Double.parseDouble(m.group(2)));
+            }
+        }
+        return found;
     }
 }
