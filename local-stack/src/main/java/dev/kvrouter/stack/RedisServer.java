@@ -8,11 +8,8 @@ import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -67,37 +64,7 @@ final class RedisServer {
      * as root; otherwise an error that says how to install it. Redis 7 or newer (Functions).
      */
     static Path ensureExecutable(PrintStream out) {
-        Path found = find().orElse(null);
-        if (found == null) {
-            if (!isRoot() || find("apt-get").isEmpty()) {
-                throw new IllegalStateException("redis-server (Redis 7 or newer) is not on PATH. Install it: "
-                        + "'sudo apt-get install -y redis-server' (Debian/Ubuntu), 'brew install redis' (macOS), "
-                        + "or set " + EXECUTABLE_ENV + "=/path/to/redis-server");
-            }
-            out.println("redis-server is missing: installing it with apt-get (once)");
-            Path log = Path.of(System.getProperty("java.io.tmpdir"), "kvr-apt-redis.log");
-            ProcessBuilder.Redirect append = ProcessBuilder.Redirect.appendTo(log.toFile());
-            for (List<String> cmd : List.of(List.of("apt-get", "update", "-q"),
-                    List.of("apt-get", "install", "-y", "-q", "--no-install-recommends", "redis-server"))) {
-                ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(append);
-                pb.environment().put("DEBIAN_FRONTEND", "noninteractive");
-                try {
-                    Process p = pb.start();
-                    if (!p.waitFor(10, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0) {
-                        p.destroyForcibly();
-                        throw new IllegalStateException(String.join(" ", cmd) + " failed; see " + log
-                                + ":\n" + Processes.tail(log, 15));
-                    }
-                } catch (IOException e) {
-                    throw new IllegalStateException("cannot run " + cmd.get(0) + ": " + e.getMessage(), e);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted while installing redis-server", e);
-                }
-            }
-            found = find().orElseThrow(() -> new IllegalStateException(
-                    "apt-get installed redis-server but it is not on PATH; set " + EXECUTABLE_ENV));
-        }
+        Path found = DebianPackages.ensure("redis-server", "redis-server", EXECUTABLE_ENV, "'brew install redis' (macOS)", out);
         checkVersion(found);
         return found;
     }
@@ -116,38 +83,6 @@ final class RedisServer {
             throw new IllegalStateException("cannot run " + executable + " --version: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    private static Optional<Path> find() {
-        String configured = System.getenv(EXECUTABLE_ENV);
-        if (configured != null && !configured.isBlank()) {
-            Path p = Path.of(configured);
-            if (!Files.isExecutable(p)) {
-                throw new IllegalStateException(EXECUTABLE_ENV + "=" + configured + " is not an executable file");
-            }
-            return Optional.of(p);
-        }
-        return find("redis-server");
-    }
-
-    private static Optional<Path> find(String name) {
-        List<String> dirs = new ArrayList<>(List.of(System.getenv().getOrDefault("PATH", "").split(":")));
-        dirs.addAll(List.of("/usr/bin", "/usr/sbin", "/usr/local/bin", "/opt/homebrew/bin"));
-        return dirs.stream().filter(d -> !d.isBlank()).map(d -> Path.of(d, name)).filter(Files::isExecutable).findFirst();
-    }
-
-    private static boolean isRoot() {
-        try {
-            Process p = new ProcessBuilder("id", "-u").start();
-            String uid = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
-            p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
-            return "0".equals(uid);
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
         }
     }
 }

@@ -8,7 +8,9 @@ import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.sim.FleetOptions;
 import dev.kvrouter.sim.SimCommand;
 import dev.kvrouter.sim.WorkloadOptions;
+import dev.kvrouter.stack.LocalPrometheus;
 import dev.kvrouter.stack.LocalStack;
+import dev.kvrouter.stack.Ports;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.topics.TopicApplier;
 import dev.kvrouter.topics.TopicCatalog;
@@ -67,6 +69,13 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--keep-stack", description = "Leave a stack the demo started running at the end.")
     boolean keepStack;
 
+    @Option(names = "--prometheus", description = "Also run Prometheus (Debian's package, installed with apt-get when missing) "
+            + "scraping the job's metrics every second with the recommended alert rules, and print its URL; it stops with the demo.")
+    boolean prometheus;
+
+    /** Called with Prometheus' URL once the run is over, before Prometheus and the job stop (tests query it here). */
+    java.util.function.Consumer<String> whilePrometheusRuns = url -> {};
+
     @Option(names = "--run-id", hidden = true, description = "Name of the run (topic and key prefixes); default demo-<time>.")
     String runId;
 
@@ -110,22 +119,49 @@ public final class DemoCommand implements Callable<Integer> {
             }
         }
         KvRouterJobConfig config = KvRouterJobConfig.from(jobSettings(stack, topics, viewPrefix, run, runDir));
-        StreamExecutionEnvironment env = KvRouterJob.environment(config);
+        int metricsPort = prometheus ? Ports.free() : 0;
+        StreamExecutionEnvironment env = KvRouterJob.environment(config, null, prometheus
+                ? KvRouterJob.prometheusReporter(Integer.toString(metricsPort)) : new org.apache.flink.configuration.Configuration());
         KvRouterJob.wire(env, config);
         JobClient job = env.executeAsync("kv-router demo " + run);
         System.err.printf("kvr demo: the routing-view job is running (topics %s*, Redis keys %s*)%n", topics, viewPrefix);
+        LocalPrometheus scraper = null;
         try (LiveRatios live = new LiveRatios(stack, config.kafka().topic(TopicNames.CLASS_RATIOS), config.kafka().topic(TopicNames.ALERTS), RATIOS_WINDOW, System.out)) {
+            if (prometheus) {
+                scraper = LocalPrometheus.start(runDir.resolve("prometheus"), List.of("127.0.0.1:" + metricsPort), alertRules(runDir), System.err);
+                System.err.printf("kvr demo: Prometheus at %s scrapes the job's metrics (%s/metrics); the dashboard's queries are in "
+                        + "operations/grafana/kv-router.json%n", scraper.url(), "http://127.0.0.1:" + metricsPort);
+            }
             live.start();
             int exit = new CommandLine(new SimCommand()).execute(simArgs(stack, topics, viewPrefix, runDir, seconds));
             // The last requests' window closes one window after they finish: show it before stopping.
             live.awaitWindowAfter(System.currentTimeMillis(), RATIOS_WINDOW.plusSeconds(5));
+            if (scraper != null) {
+                whilePrometheusRuns.accept(scraper.url());
+            }
             System.out.println();
             System.out.println("kvr demo: done. The run's topics (" + topics + "*) stay in Kafka for a look; the view expires from "
                     + "Redis within " + config.view().ttl().toSeconds() + " s of the job stopping.");
             return exit;
         } finally {
+            if (scraper != null) {
+                scraper.close();
+            }
             job.cancel().get(60, TimeUnit.SECONDS);
         }
+    }
+
+    /** The recommended alert rules (operations/prometheus/kv-router-alerts.yml, packed in the CLI), written into the run's folder. */
+    private static java.nio.file.Path alertRules(Path runDir) throws java.io.IOException {
+        Path rules = runDir.resolve("kv-router-alerts.yml");
+        java.nio.file.Files.createDirectories(runDir);
+        try (var in = DemoCommand.class.getResourceAsStream("/operations/prometheus/kv-router-alerts.yml")) {
+            if (in == null) {
+                throw new IllegalStateException("the CLI was built without operations/prometheus/kv-router-alerts.yml");
+            }
+            java.nio.file.Files.copy(in, rules, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+        return rules;
     }
 
     /** The job's options for a short run: short ratio windows and health timeouts, so minutes show what hours would. */
