@@ -1,5 +1,6 @@
 package dev.kvrouter.bridge;
 
+import dev.kvrouter.common.ViewIds;
 import dev.kvrouter.events.EngineRole;
 import java.net.URI;
 import java.util.ArrayList;
@@ -52,8 +53,8 @@ public record EngineSpec(String id, String model, String events, String replay, 
     /** Every problem of this entry, each prefixed with {@code where}. */
     List<String> problems(String where) {
         List<String> problems = new ArrayList<>();
-        problems.addAll(Ids.problems(where + "id", id));
-        problems.addAll(Ids.problems(where + "model", model));
+        ViewIds.problem(where + "id", id, ViewIds.DEFAULT_MAX_LENGTH).ifPresent(problems::add);
+        ViewIds.problem(where + "model", model, ViewIds.DEFAULT_MAX_LENGTH).ifPresent(problems::add);
         if (dataParallelSize < 1 || dataParallelSize > 1024) {
             problems.add(where + "data-parallel-size " + dataParallelSize + " is outside 1..1024");
         }

@@ -40,13 +40,8 @@ public final class LocalKafka implements AutoCloseable {
 
     private void startBroker(boolean fresh) {
         process = KafkaBroker.start(dir, brokerPort, controllerPort, "-Dkvr.test.kafka=" + dir, fresh);
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!KafkaBroker.answers(bootstrap())) {
-            if (!process.isAlive() || System.nanoTime() > deadline) {
-                throw new IllegalStateException("the Kafka broker on port " + brokerPort + " did not start:\n"
-                        + Processes.tail(dir.resolve("logs").resolve("kafka.log"), 30));
-            }
-        }
+        Processes.awaitAnswering(process, () -> KafkaBroker.answers(bootstrap()), Duration.ofSeconds(60),
+                "the Kafka broker on port " + brokerPort, dir.resolve("logs").resolve("kafka.log"));
     }
 
     /** SIGKILL: no clean shutdown, as a crashed broker. */

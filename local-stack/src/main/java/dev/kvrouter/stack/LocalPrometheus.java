@@ -58,20 +58,12 @@ public final class LocalPrometheus implements AutoCloseable {
                 "--config.file=" + dir.resolve("prometheus.yml"), "--storage.tsdb.path=" + dir.resolve("data"),
                 "--storage.tsdb.retention.time=1d", "--web.listen-address=127.0.0.1:" + port), dir, dir.resolve("prometheus.log"));
         LocalPrometheus prometheus = new LocalPrometheus(port, process);
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!prometheus.ready()) {
-            if (!process.isAlive() || System.nanoTime() > deadline) {
-                prometheus.close();
-                throw new IllegalStateException("prometheus on port " + port + " did not start:\n"
-                        + Processes.tail(dir.resolve("prometheus.log"), 20));
-            }
-            try {
-                Thread.sleep(200);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                prometheus.close();
-                throw new IllegalStateException("interrupted while starting prometheus", e);
-            }
+        try {
+            Processes.awaitAnswering(process, prometheus::ready, Duration.ofSeconds(60), "prometheus on port " + port,
+                    dir.resolve("prometheus.log"));
+        } catch (RuntimeException e) {
+            prometheus.close();
+            throw e;
         }
         return prometheus;
     }

@@ -41,19 +41,8 @@ public final class LocalRedis implements AutoCloseable {
         Path redisServer = RedisServer.ensureExecutable(System.err);
         process = Processes.startDetached(List.of(redisServer.toString(), "--port", Integer.toString(port),
                 "--bind", "127.0.0.1", "--dir", dir.toString(), "--save", "", "--appendonly", "no"), dir, dir.resolve("redis.log"));
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!RedisServer.answers("127.0.0.1", port)) {
-            if (!process.isAlive() || System.nanoTime() > deadline) {
-                throw new IllegalStateException("redis-server on port " + port + " did not start:\n"
-                        + Processes.tail(dir.resolve("redis.log"), 20));
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while starting redis-server", e);
-            }
-        }
+        Processes.awaitAnswering(process, () -> RedisServer.answers("127.0.0.1", port), Duration.ofSeconds(30),
+                "redis-server on port " + port, dir.resolve("redis.log"));
     }
 
     /** Kills the server (SIGKILL: nothing is saved) and starts an empty one on the same port. */

@@ -130,6 +130,25 @@ final class Processes {
         }
     }
 
+    /**
+     * Waits until a server the caller just started answers; fails, with the end of its log, when
+     * the process exits first or {@code timeout} passes (the caller stops what it started).
+     */
+    static void awaitAnswering(Process process, java.util.function.BooleanSupplier answers, Duration timeout, String what, Path log) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!answers.getAsBoolean()) {
+            if (!process.isAlive() || System.nanoTime() > deadline) {
+                throw new IllegalStateException(what + " did not start:\n" + tail(log, 30));
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while starting " + what, e);
+            }
+        }
+    }
+
     static String tail(Path logFile, int lines) {
         try {
             List<String> all = Files.readAllLines(logFile);

@@ -151,7 +151,7 @@ public final class KvRouterJobOptions {
             .defaultValue(4_096).withDescription("Tokens per engine block."),
             atLeast(1));
     public static final Declared<Integer> MAX_STRING_LENGTH = declare(ConfigOptions.key("limits.max-string-length").intType()
-            .defaultValue(512).withDescription("Length of ids, model and LoRA names, media, extra keys."),
+            .defaultValue(dev.kvrouter.common.ViewIds.DEFAULT_MAX_LENGTH).withDescription("Length of ids, model and LoRA names, media, extra keys."),
             atLeast(16));
 
     // --- ratios ------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
 import dev.kvrouter.redis.ViewWrite;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
@@ -56,7 +56,7 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
         // for a day is forgotten (and starts again with affinity on).
         descriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofDays(1)).build());
         on = getRuntimeContext().getState(descriptor);
-        exported = new HashMap<>();
+        exported = new ConcurrentHashMap<>(); // the reporter's thread reads it
     }
 
     @Override
@@ -86,6 +86,7 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
             if (exported.size() >= MAX_EXPORTED_CLASSES) {
                 return;
             }
+            exported.put(c, new Exported(r, affinityOn)); // before the gauges: a scrape may read them at once
             MetricGroup g = getRuntimeContext().getMetricGroup().addGroup("class", c);
             g.gauge("kvr_requests", () -> exported.get(c).ratios().getRequests());
             g.gauge("kvr_affinity_hit_ratio", () -> exported.get(c).ratios().getAffinityHitRate());

@@ -49,7 +49,7 @@ public final class FleetLoad extends KeyedProcessFunction<String, EngineStatus, 
         loads = getRuntimeContext().getMapState(new MapStateDescriptor<>("engine-loads", Types.STRING, Types.DOUBLE));
         nextTick = getRuntimeContext().getState(new ValueStateDescriptor<>("next-tick", Types.LONG));
         lastHot = new java.util.HashSet<>();
-        healthOf = new java.util.HashMap<>();
+        healthOf = new java.util.concurrent.ConcurrentHashMap<>(); // the reporter's thread reads it
         // kvr_engines{health=...}: the engines this subtask knows by their last status, dead ones
         // left out (they leave the fleet). Only the fleet key's subtask has any: sum over subtasks.
         for (EngineHealth health : EngineHealth.values()) {

@@ -66,7 +66,7 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
      * view's entries: the sum over instances). Kept as holders come and go, and counted exactly
      * whenever the whole state is walked (every resync, one at every start and restore).
      */
-    private transient long entries;
+    private transient volatile long entries; // written by the task, read by the reporter's thread
 
     @Override
     public void open(OpenContext openContext) {

@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.view.functions;
 
+import dev.kvrouter.common.ViewIds;
 import dev.kvrouter.events.AllBlocksCleared;
 import dev.kvrouter.events.BlockRemoved;
 import dev.kvrouter.events.BlockStored;
@@ -135,20 +136,7 @@ public final class Validation implements Serializable {
     }
 
     private Optional<String> id(String name, String value) {
-        if (value == null || value.isBlank()) {
-            return Optional.of(name + " is empty");
-        }
-        if (value.length() > maxString) {
-            return Optional.of(name + " is longer than " + maxString + " characters");
-        }
-        // The view's values separate fields with these (redis-sink/README.md).
-        for (char c : value.toCharArray()) {
-            if (c == ',' || c == '=' || c == '|' || Character.isISOControl(c)) {
-                return Optional.of(name + " '" + value + "' contains '" + (Character.isISOControl(c) ? "\\u" + (int) c : c)
-                        + "': ids may not contain , = | or control characters");
-            }
-        }
-        return Optional.empty();
+        return ViewIds.problem(name, value, maxString);
     }
 
     private Optional<String> optionalText(String name, String value) {

@@ -40,7 +40,7 @@ class ValidationTest {
         assertThat(v.check(batch(stored(1, 16, 16), badHash))).contains("event 1: a block hash has 7 bytes, expected 8 or 32");
         KvEventBatch noEngine = batch();
         noEngine.setEngineId(" ");
-        assertThat(v.check(noEngine)).contains("engine_id is empty");
+        assertThat(v.check(noEngine)).contains("engine_id is missing");
         KvEventBatch separator = batch();
         separator.setEngineId("a=b");
         assertThat(v.check(separator)).contains("engine_id 'a=b' contains '=': ids may not contain , = | or control characters");
