@@ -14,6 +14,7 @@ import dev.kvrouter.stack.Ports;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.topics.TopicApplier;
 import dev.kvrouter.topics.TopicCatalog;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -152,14 +153,14 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /** The recommended alert rules (operations/prometheus/kv-router-alerts.yml, packed in the CLI), written into the run's folder. */
-    private static java.nio.file.Path alertRules(Path runDir) throws java.io.IOException {
+    private static Path alertRules(Path runDir) throws java.io.IOException {
         Path rules = runDir.resolve("kv-router-alerts.yml");
-        java.nio.file.Files.createDirectories(runDir);
+        Files.createDirectories(runDir);
         try (var in = DemoCommand.class.getResourceAsStream("/operations/prometheus/kv-router-alerts.yml")) {
             if (in == null) {
                 throw new IllegalStateException("the CLI was built without operations/prometheus/kv-router-alerts.yml");
             }
-            java.nio.file.Files.copy(in, rules, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(in, rules, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
         return rules;
     }
