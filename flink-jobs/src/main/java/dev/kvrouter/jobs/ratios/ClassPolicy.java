@@ -82,11 +82,11 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
     /** The class's ratios as gauges, registered on its first window (within {@link #MAX_EXPORTED_CLASSES}). */
     private void export(ClassRatios r, boolean affinityOn) {
         String c = r.getPrefixClass();
-        if (!exported.containsKey(c)) {
-            if (exported.size() >= MAX_EXPORTED_CLASSES) {
-                return;
-            }
-            exported.put(c, new Exported(r, affinityOn)); // before the gauges: a scrape may read them at once
+        if (!exported.containsKey(c) && exported.size() >= MAX_EXPORTED_CLASSES) {
+            return;
+        }
+        // The value goes in before a new class's gauges: a scrape may read them at once.
+        if (exported.put(c, new Exported(r, affinityOn)) == null) {
             MetricGroup g = getRuntimeContext().getMetricGroup().addGroup("class", c);
             g.gauge("kvr_requests", () -> exported.get(c).ratios().getRequests());
             g.gauge("kvr_affinity_hit_ratio", () -> exported.get(c).ratios().getAffinityHitRate());
@@ -98,6 +98,5 @@ public final class ClassPolicy extends KeyedProcessFunction<String, ClassRatios,
             g.gauge("kvr_ttft_p99_ms", () -> exported.get(c).ratios().getTtftP99Ms());
             g.gauge("kvr_affinity_on", () -> exported.get(c).affinityOn() ? 1 : 0);
         }
-        exported.put(c, new Exported(r, affinityOn));
     }
 }

@@ -2,6 +2,7 @@ package dev.kvrouter.jobs.ratios;
 
 import static dev.kvrouter.jobs.view.ViewTestSupport.metricSum;
 import static dev.kvrouter.jobs.view.ViewTestSupport.scrapeMetrics;
+import static dev.kvrouter.jobs.view.ViewTestSupport.OPERATOR_METRIC;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.offset;
 
@@ -92,16 +93,16 @@ class RatiosITCase {
             assertThat(r.getWindowEndMs() - r.getWindowStartMs()).isEqualTo(WINDOW_MS);
             // The same window as Prometheus scrapes it (until app-a's next window, the unmatched decision's, replaces it).
             String classLabel = "class=\"app_a\""; // Flink's reporter writes label values with _ for any character outside [a-zA-Z0-9:_]
-            String metrics = awaitMetrics(METRICS_PORT, m -> metricSum(m, OPERATOR + "class_kvr_requests", classLabel).orElse(0.0) == 4);
-            assertThat(metricSum(metrics, OPERATOR + "class_kvr_affinity_hit_ratio", classLabel)).hasValue(0.5);
-            assertThat(metricSum(metrics, OPERATOR + "class_kvr_avoided_tokens_per_hit", classLabel)).hasValue(48.0);
-            assertThat(metricSum(metrics, OPERATOR + "class_kvr_staleness_ratio", classLabel))
+            String metrics = awaitMetrics(METRICS_PORT, m -> metricSum(m, OPERATOR_METRIC + "class_kvr_requests", classLabel).orElse(0.0) == 4);
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_affinity_hit_ratio", classLabel)).hasValue(0.5);
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_avoided_tokens_per_hit", classLabel)).hasValue(48.0);
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_staleness_ratio", classLabel))
                     .hasValueSatisfying(v -> assertThat(v).isCloseTo(2.0 / 3, offset(1e-9)));
-            assertThat(metricSum(metrics, OPERATOR + "class_kvr_load_gini", classLabel)).hasValue(0.0);
-            assertThat(metricSum(metrics, OPERATOR + "class_kvr_affinity_on", classLabel)).hasValue(1.0);
-            assertThat(metricSum(metrics, OPERATOR + "reason_kvr_decisions_total", "reason=\"AFFINITY\"")).as("a1, a2, a3")
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_load_gini", classLabel)).hasValue(0.0);
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_affinity_on", classLabel)).hasValue(1.0);
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "reason_kvr_decisions_total", "reason=\"AFFINITY\"")).as("a1, a2, a3")
                     .hasValueSatisfying(n -> assertThat(n).isGreaterThanOrEqualTo(3));
-            assertThat(metricSum(metrics, OPERATOR + "reason_kvr_decisions_total", "reason=\"COLD\"")).as("w1, a4")
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "reason_kvr_decisions_total", "reason=\"COLD\"")).as("w1, a4")
                     .hasValueSatisfying(n -> assertThat(n).isGreaterThanOrEqualTo(2));
 
             assertThat(await(consumer, x -> "app-a".equals(x.getPrefixClass()) && x.getUnmatchedDecisions() > 0)
@@ -248,8 +249,6 @@ class RatiosITCase {
                 .setTransferredTokens(transferred).setQueueMs(1).setTtftMs(ttft).setStatus(OutcomeStatus.OK)
                 .setTsMs(System.currentTimeMillis()).build();
     }
-
-    private static final String OPERATOR = "flink_taskmanager_job_task_operator_";
 
     /** Scrapes the job's metrics until they satisfy {@code until}, for at most 10 s. */
     private static String awaitMetrics(int port, java.util.function.Predicate<String> until) throws InterruptedException {

@@ -3,6 +3,7 @@ package dev.kvrouter.jobs.view;
 import static dev.kvrouter.jobs.view.ViewTestSupport.metricSum;
 import static dev.kvrouter.jobs.view.ViewTestSupport.metricValues;
 import static dev.kvrouter.jobs.view.ViewTestSupport.scrapeMetrics;
+import static dev.kvrouter.jobs.view.ViewTestSupport.OPERATOR_METRIC;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvrouter.balancer.KvRouterClient;
@@ -38,8 +39,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(LocalStackExtension.class)
 class JobMetricsITCase {
-
-    private static final String OPERATOR = "flink_taskmanager_job_task_operator_";
 
     @Test
     void prometheusScrapesFreshnessEnginesByHealthGapsDeadLettersRedisBatchesAndCheckpoints(StackAddresses stack) throws Exception {
@@ -79,14 +78,14 @@ class JobMetricsITCase {
             assertThat(missing(metrics)).as("metrics not scraped yet; the kvr_ series /metrics had: %s",
                     metrics.lines().filter(l -> l.contains("kvr_") && !l.startsWith("#")).map(l -> l.replaceAll("\\{.*\\}", "{…}"))
                             .distinct().toList()).isEmpty();
-            assertThat(metricSum(metrics, OPERATOR + "kvr_batches_lost_total", "")).as("the three lost batches").hasValue(3.0);
-            assertThat(metricSum(metrics, OPERATOR + "reason_kvr_dead_letters_total", "reason=\"invalid\"")).as("only the undecodable one")
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "kvr_batches_lost_total", "")).as("the three lost batches").hasValue(3.0);
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "reason_kvr_dead_letters_total", "reason=\"invalid\"")).as("only the undecodable one")
                     .hasValue(0.0);
             // One series per sink writer; the ratios' writer writes no block or engine, its summary is NaN.
-            assertThat(metricValues(metrics, OPERATOR + "kvr_view_freshness_ms", "quantile=\"0.99\"").stream().filter(v -> !v.isNaN()))
+            assertThat(metricValues(metrics, OPERATOR_METRIC + "kvr_view_freshness_ms", "quantile=\"0.99\"").stream().filter(v -> !v.isNaN()))
                     .as("freshness p99, ms").isNotEmpty().allSatisfy(ms -> assertThat(ms).isBetween(0.0, 60_000.0));
-            assertThat(metricSum(metrics, OPERATOR + "kvr_redis_batches_total", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
-            assertThat(metricSum(metrics, OPERATOR + "kvr_redis_batch_latency_ms_count", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "kvr_redis_batches_total", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "kvr_redis_batch_latency_ms_count", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
             assertThat(metrics).contains("flink_jobmanager_job_lastCheckpointDuration", "flink_jobmanager_job_lastCheckpointSize");
         } finally {
             job.cancel().get(30, TimeUnit.SECONDS);
@@ -96,22 +95,22 @@ class JobMetricsITCase {
     /** What the scrape does not show yet, of what the events sent must have caused. */
     private static List<String> missing(String metrics) {
         List<String> missing = new ArrayList<>();
-        if (metricSum(metrics, OPERATOR + "kvr_view_freshness_ms_count", "").orElse(0.0) < 4) {
+        if (metricSum(metrics, OPERATOR_METRIC + "kvr_view_freshness_ms_count", "").orElse(0.0) < 4) {
             missing.add("kvr_view_freshness_ms_count >= 4 (two blocks, two more, the engine)");
         }
-        if (metricSum(metrics, OPERATOR + "health_kvr_engines", "health=\"READY\"").orElse(0.0) < 1) {
+        if (metricSum(metrics, OPERATOR_METRIC + "health_kvr_engines", "health=\"READY\"").orElse(0.0) < 1) {
             missing.add("kvr_engines{health=READY} >= 1");
         }
-        if (metricSum(metrics, OPERATOR + "kvr_sequence_gaps_total", "").orElse(0.0) < 1) {
+        if (metricSum(metrics, OPERATOR_METRIC + "kvr_sequence_gaps_total", "").orElse(0.0) < 1) {
             missing.add("kvr_sequence_gaps_total >= 1");
         }
-        if (metricSum(metrics, OPERATOR + "reason_kvr_dead_letters_total", "reason=\"undecodable\"").orElse(0.0) < 1) {
+        if (metricSum(metrics, OPERATOR_METRIC + "reason_kvr_dead_letters_total", "reason=\"undecodable\"").orElse(0.0) < 1) {
             missing.add("kvr_dead_letters_total{reason=undecodable} >= 1");
         }
-        if (metricSum(metrics, OPERATOR + "kvr_view_block_entries", "").orElse(0.0) != 4) {
+        if (metricSum(metrics, OPERATOR_METRIC + "kvr_view_block_entries", "").orElse(0.0) != 4) {
             missing.add("kvr_view_block_entries = 4 (four blocks on one engine), summed over subtasks");
         }
-        if (metricSum(metrics, OPERATOR + "kvr_view_reservations", "").orElse(0.0) != 1) {
+        if (metricSum(metrics, OPERATOR_METRIC + "kvr_view_reservations", "").orElse(0.0) != 1) {
             missing.add("kvr_view_reservations = 1 (the balancer's one placement)");
         }
         if (metricSum(metrics, "flink_jobmanager_job_numberOfCompletedCheckpoints", "").orElse(0.0) < 1) {

@@ -193,25 +193,31 @@ class JobRecoveryITCase {
      * running last) is cancelled before Redis stops.
      */
     private final class Scene implements AutoCloseable {
-        final LocalRedis redis;
-        final KvRouterJobConfig config;
         final FakeEngine engine = new FakeEngine(UniqueNames.topic("engine"), 16);
-        final ViewLayout layout;
-        final RedisClient client;
-        final StatefulRedisConnection<String, String> connection;
-        final KafkaProducer<String, Object> producer;
-        final Heartbeats alive;
+        // Set in order by the constructor; close() stops whatever was set, also after a failed start.
+        LocalRedis redis;
+        KvRouterJobConfig config;
+        ViewLayout layout;
+        RedisClient client;
+        StatefulRedisConnection<String, String> connection;
+        KafkaProducer<String, Object> producer;
+        Heartbeats alive;
         JobClient job;
 
         Scene(StackAddresses stack, String name, String stateBackend) throws Exception {
-            redis = LocalRedis.start(dir.resolve("redis"));
-            config = config(stack, ViewTestSupport.topics(stack, name), redis, stateBackend);
-            layout = new ViewLayout(config.view().keyPrefix());
-            client = RedisClient.create(redis.url());
-            connection = client.connect();
-            producer = ViewTestSupport.producer(stack);
-            alive = new Heartbeats(producer, config, engine);
-            job = start(config, null);
+            try {
+                redis = LocalRedis.start(dir.resolve("redis"));
+                config = config(stack, ViewTestSupport.topics(stack, name), redis, stateBackend);
+                layout = new ViewLayout(config.view().keyPrefix());
+                client = RedisClient.create(redis.url());
+                connection = client.connect();
+                producer = ViewTestSupport.producer(stack);
+                alive = new Heartbeats(producer, config, engine);
+                job = start(config, null);
+            } catch (Exception | Error e) {
+                close();
+                throw e;
+            }
         }
 
         /** One batch per 20 prompts, every block of each. */
@@ -237,13 +243,25 @@ class JobRecoveryITCase {
         @Override
         public void close() throws Exception {
             try {
-                job.cancel().get(30, TimeUnit.SECONDS);
+                if (job != null) {
+                    job.cancel().get(30, TimeUnit.SECONDS);
+                }
             } finally {
-                alive.close();
-                producer.close();
-                connection.close();
-                client.shutdown();
-                redis.close();
+                if (alive != null) {
+                    alive.close();
+                }
+                if (producer != null) {
+                    producer.close();
+                }
+                if (connection != null) {
+                    connection.close();
+                }
+                if (client != null) {
+                    client.shutdown();
+                }
+                if (redis != null) {
+                    redis.close();
+                }
             }
         }
     }

@@ -166,6 +166,9 @@ public final class ViewTestSupport {
         }
     }
 
+    /** What Flink's Prometheus reporter puts before an operator's metric names. */
+    public static final String OPERATOR_METRIC = "flink_taskmanager_job_task_operator_";
+
     /** The text a job's Prometheus reporter serves at {@code /metrics} now; empty while nothing answers (the cluster is starting). */
     public static java.util.Optional<String> scrapeMetrics(int port) {
         try {
