@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How well four estimates of a full engine's wait for a slot predict the wait that followed.
+"""How well six estimates of a full engine's wait for a slot predict the wait that followed.
 
    ./kvr explain --topics-prefix demo-xxxx. --csv > run.csv     # a demo run's requests
    scripts/slot-wait-eval.py run.csv [SLOTS]                    # SLOTS: the engines' slots (32)
@@ -14,7 +14,13 @@ the truth (the q-th end among the requests running then):
           its last completions (kvr_pick from run 7 to run 8);
   age     the q-th oldest live request's placement + slot time: requests placed together end together;
   count   q x the fleet's mean slot time / slots: every engine at one pace, so the fewest ahead wins
-          (what least-loaded does).
+          (what least-loaded does);
+  progress what an engine reporting each running request's decode progress would allow: a request
+          that has decoded for y ms ends, on average, after E[D - y | D > y] more, D the decode
+          times of the fleet's last 200 completed requests (the q-th soonest of these ends);
+  hazard  the same progress, as a rate: each running request ends within the next second with the
+          share of those decode times longer than y that end before y + 1 s; the engine frees its
+          q-th slot after q / (the sum of these rates).
 
 Printed per estimate: the mean absolute error, and the regret of choosing by it: how much later
 the chosen full engine freed its slot than the best one did (mean and 90th percentile).
@@ -31,15 +37,28 @@ def main(path, slots):
         r['d'] = int(r['decided_ms'])
         r['f'] = int(r['finished_ms'])
         r['start'] = r['d'] + float(r['queue_ms'])
+        r['first'] = r['d'] + float(r['ttft_ms'])
     by_engine = {}
     for r in rows:
         by_engine.setdefault(r['engine'], []).append(r)
-    errors = {k: [] for k in ('mean', 'recent', 'age', 'count')}
+    errors = {k: [] for k in ('mean', 'recent', 'age', 'count', 'progress', 'hazard')}
+    finished = sorted(rows, key=lambda x: x['f'])
     regret = {k: [] for k in errors}
     for r in rows:
         t = r['d']
         estimate = {k: {} for k in errors}
         truth, slot_of = {}, {}
+        decodes = [x['f'] - x['first'] for x in finished if x['f'] <= t][-200:]
+
+        def remaining(y):
+            longer = [d - y for d in decodes if d > y]
+            return st.mean(longer) if longer else 0
+
+        def hazard(y, w=1000):
+            longer = [d for d in decodes if d > y]
+            if not longer:
+                return 1 / 500
+            return max(sum(1 for d in longer if d <= y + w), 0.5) / len(longer) / w
         for engine, its in by_engine.items():
             live = [x for x in its if x['d'] < t < x['f']]
             q = len(live) - slots + 1
@@ -61,6 +80,9 @@ def main(path, slots):
                 ends.append(max(t, start + slot))
             estimate['age'][engine] = ends[q - 1] - t
             estimate['count'][engine] = q
+            estimate['progress'][engine] = sorted(remaining(max(0, t - x['first'])) + max(0, x['first'] - t)
+                                                  for x in running)[q - 1]
+            estimate['hazard'][engine] = q / sum(hazard(t - x['first']) if x['first'] <= t else 1e-5 for x in running)
         if len(truth) < 2:
             continue
         best = min(truth.values())
