@@ -2,6 +2,7 @@ package dev.kvrouter.balancer;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewConnection;
 import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisException;
@@ -68,10 +69,12 @@ public final class KvRouterClient implements AutoCloseable {
      * @param meters           where the client's metrics go (picks by reason, pick latency, fallbacks): the
      *                         balancer's own registry; by default Micrometer's global one, which records
      *                         nothing until the application adds a registry to it
+     * @param security         credentials and TLS for Redis ({@link RedisSecurity#fromConfig}: the client config's
+     *                         {@code redis.*} keys); none by default
      */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
                           Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
-                          boolean clientSide, boolean reserves, MeterRegistry meters) {
+                          boolean clientSide, boolean reserves, MeterRegistry meters, RedisSecurity security) {
         public static final Duration DEFAULT_MAX_VIEW_AGE = Duration.ofSeconds(2);
         public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
         public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -83,7 +86,7 @@ public final class KvRouterClient implements AutoCloseable {
         public static Options defaults(String redisUrl) {
             return new Options(redisUrl, ViewLayout.DEFAULT_KEY_PREFIX, ViewLayout.DEFAULT_CHUNK_TOKENS, ViewLayout.DEFAULT_TAG_DEPTH,
                     DEFAULT_MAX_VIEW_AGE, DEFAULT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BLOCKS, DEFAULT_SNAPSHOT_INTERVAL, false, true,
-                    Metrics.globalRegistry);
+                    Metrics.globalRegistry, RedisSecurity.none());
         }
 
         /** The defaults for this Redis, to change field by field. */
@@ -122,6 +125,11 @@ public final class KvRouterClient implements AutoCloseable {
             return toBuilder().meters(registry).build();
         }
 
+        /** Redis credentials and TLS. */
+        public Options withSecurity(RedisSecurity security) {
+            return toBuilder().security(security).build();
+        }
+
         /** A mutable copy of the options; {@link #build()} makes them again. */
         public static final class Builder {
             private String redisUrl;
@@ -136,6 +144,7 @@ public final class KvRouterClient implements AutoCloseable {
             private boolean clientSide;
             private boolean reserves;
             private MeterRegistry meters;
+            private RedisSecurity security;
 
             private Builder(Options o) {
                 redisUrl = o.redisUrl;
@@ -150,6 +159,7 @@ public final class KvRouterClient implements AutoCloseable {
                 clientSide = o.clientSide;
                 reserves = o.reserves;
                 meters = o.meters;
+                security = o.security;
             }
 
             public Builder keyPrefix(String v) { keyPrefix = v; return this; }
@@ -163,10 +173,11 @@ public final class KvRouterClient implements AutoCloseable {
             public Builder clientSide(boolean v) { clientSide = v; return this; }
             public Builder reserves(boolean v) { reserves = v; return this; }
             public Builder meters(MeterRegistry v) { meters = v; return this; }
+            public Builder security(RedisSecurity v) { security = v; return this; }
 
             public Options build() {
                 return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                        snapshotInterval, clientSide, reserves, meters);
+                        snapshotInterval, clientSide, reserves, meters, security);
             }
         }
     }
@@ -202,7 +213,7 @@ public final class KvRouterClient implements AutoCloseable {
         this.metrics = new ClientMetrics(options.meters());
         this.layout = new ViewLayout(options.keyPrefix());
         this.hasher = new CanonicalBlockHasher(options.chunkTokens());
-        this.connection = ViewConnection.open(options.redisUrl(), options.timeout(), options.connectTimeout(), 1024);
+        this.connection = ViewConnection.open(options.redisUrl(), options.security(), options.timeout(), options.connectTimeout(), 1024);
         this.redis = connection.sync();
         this.clientSide = options.clientSide() || connection.cluster();
         this.snapshots = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {

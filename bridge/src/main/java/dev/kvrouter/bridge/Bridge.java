@@ -2,6 +2,7 @@ package dev.kvrouter.bridge;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.kvrouter.common.TopicNames;
+import dev.kvrouter.topics.KafkaClients;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -147,9 +148,9 @@ public final class Bridge implements AutoCloseable {
      */
     public static void checkTopics(BridgeConfig config, Duration timeout) {
         List<String> topics = List.of(config.topic(TopicNames.KV_EVENTS), config.topic(TopicNames.ENGINE_LOAD), config.topic(TopicNames.DEAD_LETTER));
-        try (Admin admin = Admin.create(Map.of(
+        try (Admin admin = Admin.create(KafkaClients.config(config.client(), Map.of(
                 "bootstrap.servers", config.kafkaBootstrap(), "default.api.timeout.ms", (int) timeout.toMillis(),
-                "request.timeout.ms", (int) timeout.toMillis()))) {
+                "request.timeout.ms", (int) timeout.toMillis())))) {
             Set<String> existing = admin.listTopics().names().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             List<String> missing = topics.stream().filter(t -> !existing.contains(t)).toList();
             if (!missing.isEmpty()) {
@@ -159,9 +160,12 @@ public final class Bridge implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while checking Kafka's topics", e);
-        } catch (ExecutionException | TimeoutException e) {
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot check the topics: " + KafkaClients.explain(config.kafkaBootstrap(), e.getCause()), e);
+        } catch (TimeoutException e) {
             throw new IllegalStateException("cannot reach Kafka at " + config.kafkaBootstrap() + " within " + timeout.toSeconds()
-                    + " s to check its topics: " + (e.getCause() != null ? e.getCause().getMessage() : e.toString()), e);
+                    + " s to check its topics; a cluster that requires TLS or SASL does not answer a client without them:"
+                    + " set security.protocol in the client config (--client-config FILE or $KVR_CLIENT_CONFIG)", e);
         }
     }
 

@@ -1,8 +1,10 @@
 package dev.kvrouter.bridge;
 
 import dev.kvrouter.common.TopicNames;
+import dev.kvrouter.common.config.ClientConfig;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.topics.KafkaClients;
 import dev.kvrouter.topics.TopicApplier;
 import dev.kvrouter.topics.TopicCatalog;
 import java.io.PrintStream;
@@ -20,8 +22,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
-import picocli.CommandLine;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code kvr bridge bench}: batches/s and events/s through the bridge, from local ZMQ publishers in
@@ -53,7 +55,7 @@ public final class BridgeBench {
         @Override
         public Integer call() throws Exception {
             StackAddresses stack = StackAddresses.toMeasure();
-            run(stack.kafkaBootstrap(), stack.schemaRegistryUrl(), batches, engines, blocks, System.out);
+            run(stack.kafkaBootstrap(), stack.schemaRegistryUrl(), stack.clientConfig(), batches, engines, blocks, System.out);
             return 0;
         }
     }
@@ -62,9 +64,12 @@ public final class BridgeBench {
         System.exit(new CommandLine(new Command()).execute(args));
     }
 
-    public static void run(String bootstrap, String registry, int batches, int engines, int blocks, PrintStream out) throws Exception {
+    /** @param clientConfig the client config file of a secure stack, "" for none */
+    public static void run(String bootstrap, String registry, String clientConfig, int batches, int engines, int blocks, PrintStream out)
+            throws Exception {
         String prefix = "bench-bridge-" + UUID.randomUUID().toString().substring(0, 8) + ".";
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+        ClientConfig client = clientConfig.isEmpty() ? ClientConfig.none() : ClientConfig.load(Path.of(clientConfig));
+        try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", bootstrap)))) {
             TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
             List<String> failures = applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(prefix)));
             if (!failures.isEmpty()) {
@@ -87,6 +92,7 @@ public final class BridgeBench {
         Path file = dir.resolve("engines.yaml");
         Files.writeString(file, "engines: []\n");
         BridgeConfig config = BridgeConfig.from(Map.of("kafka.bootstrap", bootstrap, "schema-registry.url", registry,
+                "client-config", clientConfig,
                 "topics.prefix", prefix, "engines.file", file.toString(), "engines.reload-interval", "100 ms",
                 "zmq.receive-hwm", String.valueOf(2 * IN_FLIGHT), "queue.capacity", String.valueOf(2 * IN_FLIGHT),
                 // The publishers live in this JVM on their own context, like engines in their own processes; a
@@ -173,7 +179,7 @@ public final class BridgeBench {
     }
 
     /** XPUB hears each subscription: once it has, published messages reach the subscriber (no slow-joiner loss). */
-    static void awaitSubscription(ZMQ.Socket xpub, Duration limit) {
+    public static void awaitSubscription(ZMQ.Socket xpub, Duration limit) {
         xpub.setReceiveTimeOut((int) limit.toMillis());
         byte[] subscription = xpub.recv(0);
         if (subscription == null || subscription.length == 0 || subscription[0] != 1) {

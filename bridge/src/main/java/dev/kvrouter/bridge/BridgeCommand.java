@@ -53,7 +53,13 @@ public final class BridgeCommand implements Callable<Integer> {
 
     /** Settings from the options (each flag or, not given, its environment variable), then the -D settings. */
     static Map<String, String> settings(Path config, String bootstrap, String registry, String prefix, Map<String, String> extra) {
+        return settings(config, bootstrap, registry, prefix, null, extra);
+    }
+
+    static Map<String, String> settings(Path config, String bootstrap, String registry, String prefix, Path clientConfig,
+                                        Map<String, String> extra) {
         Map<String, String> s = new LinkedHashMap<>();
+        putIfPresent(s, BridgeConfig.CLIENT_CONFIG.name(), clientConfig == null ? null : clientConfig.toString());
         putIfPresent(s, BridgeConfig.KAFKA_BOOTSTRAP.name(), bootstrap);
         putIfPresent(s, BridgeConfig.SCHEMA_REGISTRY_URL.name(), registry);
         putIfPresent(s, BridgeConfig.TOPIC_PREFIX.name(), prefix);
@@ -73,7 +79,8 @@ public final class BridgeCommand implements Callable<Integer> {
         if (config == null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "Missing required option: '--config=FILE' (the engines file)");
         }
-        BridgeConfig bridgeConfig = BridgeConfig.from(settings(config, topics.kafka.find().orElse(null), topics.registry.find().orElse(null), topics.prefix(), settings));
+        BridgeConfig bridgeConfig = BridgeConfig.from(settings(config, topics.kafka.find().orElse(null), topics.registry.find().orElse(null),
+                topics.prefix(), topics.clientConfig.find().orElse(null), settings));
         Bridge.checkTopics(bridgeConfig, Duration.ofSeconds(15));
         CountDownLatch stopped = new CountDownLatch(1);
         Bridge bridge = Bridge.start(bridgeConfig, System.out::println);

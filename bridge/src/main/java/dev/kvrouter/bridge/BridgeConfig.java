@@ -2,6 +2,7 @@ package dev.kvrouter.bridge;
 
 import dev.kvrouter.common.Durations;
 import dev.kvrouter.common.TopicNames;
+import dev.kvrouter.common.config.ClientConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,11 +19,13 @@ import java.util.TreeMap;
  *
  * @param producerOverrides extra Kafka producer properties ({@code producer.<name>}); idempotence,
  *                          acks and the serializers are the bridge's own and cannot be overridden
+ * @param client            the client config (security for Kafka and the registry; README "Security")
  */
 public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, String topicPrefix, Path enginesFile,
                            Duration reloadInterval, Duration scrapeInterval, Duration scrapeTimeout, int receiveHighWaterMark,
                            long maxMessageBytes, Duration resubscribeAfter, Duration replayTimeout, int replayMaxBatches, int queueCapacity,
-                           Duration reportInterval, String prometheusListen, Map<String, String> producerOverrides) {
+                           Duration reportInterval, String prometheusListen, Map<String, String> producerOverrides,
+                           ClientConfig client) {
 
     /** A setting: its name, default (null: required) and meaning. */
     public record Option(String name, String defaultValue, String description) {}
@@ -53,11 +56,14 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
     public static final Option PROMETHEUS_LISTEN = new Option("prometheus.listen", "",
             "host:port where the bridge serves its own metrics per engine for Prometheus at /metrics, e.g. 0.0.0.0:9250 "
                     + "(every interface) or 127.0.0.1:9250; empty (default): no endpoint.");
+    public static final Option CLIENT_CONFIG = new Option("client-config", "",
+            "Client properties file for secured Kafka and registry (SASL/TLS settings, secrets as ${env:NAME} or ${file:PATH}); "
+                    + "default: $" + ClientConfig.VARIABLE + "; empty: plaintext without credentials.");
     static final String PRODUCER_PREFIX = "producer.";
 
     public static final List<Option> OPTIONS = List.of(KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, ENGINES_FILE,
             RELOAD_INTERVAL, SCRAPE_INTERVAL, SCRAPE_TIMEOUT, RECEIVE_HWM, MAX_MESSAGE_BYTES, RESUBSCRIBE_AFTER, REPLAY_TIMEOUT,
-            REPLAY_MAX_BATCHES, QUEUE_CAPACITY, REPORT_INTERVAL, PROMETHEUS_LISTEN);
+            REPLAY_MAX_BATCHES, QUEUE_CAPACITY, REPORT_INTERVAL, PROMETHEUS_LISTEN, CLIENT_CONFIG);
 
     /** Producer properties that are the bridge's contract, not a tuning knob. */
     private static final Set<String> FIXED_PRODUCER = Set.of("enable.idempotence", "acks", "key.serializer", "value.serializer",
@@ -65,6 +71,14 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
 
     public BridgeConfig {
         producerOverrides = Map.copyOf(producerOverrides);
+        client = client == null ? ClientConfig.none() : client;
+    }
+
+    /** Without a secret: producer overrides and the client config print redacted. */
+    @Override
+    public String toString() {
+        return "BridgeConfig[kafkaBootstrap=" + kafkaBootstrap + ", schemaRegistryUrl=" + schemaRegistryUrl + ", topicPrefix=" + topicPrefix
+                + ", enginesFile=" + enginesFile + ", producerOverrides=" + ClientConfig.redact(producerOverrides) + ", client=" + client + "]";
     }
 
     /** A topic of the catalogue ({@link TopicNames}) under the configured prefix. */
@@ -101,11 +115,23 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
                 r.number(MAX_MESSAGE_BYTES, 1024, Integer.MAX_VALUE), r.duration(RESUBSCRIBE_AFTER, Duration.ofMillis(100)),
                 r.duration(REPLAY_TIMEOUT, Duration.ofMillis(10)),
                 (int) r.number(REPLAY_MAX_BATCHES, 0, 10_000_000), (int) r.number(QUEUE_CAPACITY, 1, 10_000_000),
-                r.duration(REPORT_INTERVAL, Duration.ofMillis(100)), r.listen(PROMETHEUS_LISTEN), producer);
+                r.duration(REPORT_INTERVAL, Duration.ofMillis(100)), r.listen(PROMETHEUS_LISTEN), producer, clientConfig(r.text(CLIENT_CONFIG), problems));
         if (!problems.isEmpty()) {
             throw new InvalidBridgeConfigException(problems);
         }
         return config;
+    }
+
+    private static ClientConfig clientConfig(String file, List<String> problems) {
+        if (file == null || file.isBlank()) {
+            return ClientConfig.none();
+        }
+        try {
+            return ClientConfig.load(Path.of(file));
+        } catch (IllegalArgumentException e) {
+            problems.add(CLIENT_CONFIG.name() + ": " + e.getMessage());
+            return ClientConfig.none();
+        }
     }
 
     /** Every setting with its default and meaning, for --help. */

@@ -7,6 +7,7 @@ import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.schemas.DeadLetters;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
+import dev.kvrouter.topics.KafkaClients;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -74,7 +75,8 @@ final class KafkaOutbox implements AutoCloseable {
 
     /** The producer settings, with the Avro value serializer (as a plain producer of the same records would have). */
     static Map<String, Object> producerConfig(BridgeConfig config) {
-        Map<String, Object> p = new HashMap<>();
+        // The client config's security settings first; the bridge's own and the overrides after them.
+        Map<String, Object> p = KafkaClients.serdeConfig(config.client(), Map.of());
         p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         // A broker that is away stalls only the sender thread, and only this long per record; the

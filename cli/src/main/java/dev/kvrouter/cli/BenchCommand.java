@@ -31,7 +31,7 @@ public final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            Benchmarks.pick(StackAddresses.toMeasure().redisUrl(), iterations, Duration.ofSeconds(maxSeconds), threads, System.out);
+            Benchmarks.pick(StackAddresses.toMeasure(), iterations, Duration.ofSeconds(maxSeconds), threads, System.out);
             return 0;
         }
     }

@@ -3,6 +3,7 @@ package dev.kvrouter.cli;
 import dev.kvrouter.common.Durations;
 import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.jobs.config.KvRouterJobOptions;
 import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.stack.StackAddresses;
 import java.io.IOException;
@@ -76,6 +77,9 @@ public final class JobCommand {
                 settings.put("kafka.bootstrap", a.kafkaBootstrap());
                 settings.put("schema-registry.url", a.schemaRegistryUrl());
                 settings.put("redis.url", a.redisUrl());
+                if (!a.clientConfig().isEmpty()) {
+                    settings.put(KvRouterJobOptions.CLIENT_CONFIG.key(), a.clientConfig());
+                }
             });
             // Checkpoints of a local run go next to the stack's state, not into the JobManager's memory.
             String stateDir = System.getenv().getOrDefault("KVR_STATE_DIR", ".kvr/stack");

@@ -238,7 +238,9 @@ public final class TopicApplier {
         } catch (ExecutionException e) {
             throw new IllegalStateException("Kafka refused: " + e.getCause().getMessage(), e.getCause());
         } catch (TimeoutException e) {
-            throw new IllegalStateException("Kafka did not answer within " + timeout + " (is the broker up?)", e);
+            throw new IllegalStateException("Kafka did not answer within " + timeout + " (is the broker up? A cluster that requires"
+                    + " TLS or SASL does not answer a client without them: set security.protocol in the client config,"
+                    + " --client-config FILE or $KVR_CLIENT_CONFIG)", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);

@@ -1,6 +1,7 @@
 package dev.kvrouter.topics;
 
 import picocli.CommandLine.Mixin;
+import dev.kvrouter.common.cli.ClientConfigOption;
 import dev.kvrouter.common.cli.KafkaOption;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -63,6 +64,9 @@ public final class TopicsCommand {
         @Mixin
         KafkaOption kafka;
 
+        @Mixin
+        ClientConfigOption clientConfig;
+
         @Option(names = "--dry-run", description = "Only print what would change.")
         boolean dryRun;
 
@@ -77,7 +81,7 @@ public final class TopicsCommand {
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
             TopicCatalog catalog = files.catalog();
-            try (Admin admin = Admin.create(adminConfig(kafka.value(), timeoutSeconds))) {
+            try (Admin admin = Admin.create(KafkaClients.config(clientConfig.load(), adminConfig(kafka.value(), timeoutSeconds)))) {
                 TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(timeoutSeconds));
                 TopicApplier.Plan plan = applier.plan(catalog);
                 if (plan.changes().isEmpty()) {
@@ -99,6 +103,11 @@ public final class TopicsCommand {
                     return 1;
                 }
                 return plan.drift().isEmpty() ? 0 : EXIT_DRIFT;
+            } catch (IllegalStateException e) {
+                if (e.getCause() != null && KafkaClients.isRefusal(e.getCause())) {
+                    throw new IllegalStateException(KafkaClients.explain(kafka.value(), e.getCause()), e.getCause());
+                }
+                throw e;
             }
         }
     }

@@ -26,11 +26,15 @@ final class KafkaBroker {
 
     /** Formats a fresh log dir and starts the broker; returns the broker process. */
     static Process start(Path stateDir, int brokerPort, int controllerPort, String marker) {
-        return start(stateDir, brokerPort, controllerPort, marker, true);
+        return start(stateDir, brokerPort, controllerPort, marker, true, null);
     }
 
-    /** Starts the broker, on a fresh log dir or ({@code fresh} false) on the one a killed broker left. */
-    static Process start(Path stateDir, int brokerPort, int controllerPort, String marker, boolean fresh) {
+    /**
+     * Starts the broker, on a fresh log dir or ({@code fresh} false) on the one a killed broker left.
+     * With {@code security}, its client listener is SASL_SSL (SCRAM-SHA-512, the users created when
+     * the log dir is formatted), and the broker talks to itself the same way.
+     */
+    static Process start(Path stateDir, int brokerPort, int controllerPort, String marker, boolean fresh, StackSecurity security) {
         Path dataDir = stateDir.resolve("kafka-data");
         Path config = stateDir.resolve("kafka-server.properties");
         Path log4j = stateDir.resolve("kafka-log4j2.properties");
@@ -38,7 +42,12 @@ final class KafkaBroker {
         if (fresh) {
             deleteRecursively(dataDir);
         }
-        write(config, serverProperties(dataDir, brokerPort, controllerPort));
+        String properties = serverProperties(dataDir, brokerPort, controllerPort, security);
+        if (security != null) {
+            StackSecurity.writeOwnerOnly(config, properties); // it holds the broker's own passwords
+        } else {
+            write(config, properties);
+        }
         write(log4j, LOG4J2);
 
         String classpath = brokerClasspath();
@@ -51,6 +60,11 @@ final class KafkaBroker {
             List<String> format = new ArrayList<>(jvm);
             format.addAll(List.of("kafka.tools.StorageTool", "format", "-t", Uuid.randomUuid().toString(),
                     "-c", config.toString(), "--ignore-formatted"));
+            if (security != null) {
+                // SCRAM users as salted passwords: the passwords themselves are on no command line.
+                format.addAll(List.of("--add-scram", security.scramCredential(StackSecurity.BROKER_USER, "broker-password"),
+                        "--add-scram", security.scramCredential(StackSecurity.CLIENT_USER, "kafka-password")));
+            }
             Path formatLog = logs.resolve("kafka-format.log");
             int exit = Processes.runToCompletion(format, stateDir, formatLog, Duration.ofSeconds(60));
             if (exit != 0) {
@@ -66,11 +80,17 @@ final class KafkaBroker {
 
     /** True when the broker answers a metadata request. */
     static boolean answers(String bootstrap) {
-        Map<String, Object> config = Map.of(
+        return answers(bootstrap, Map.of());
+    }
+
+    /** True when the broker answers a metadata request of a client with these (security) settings. */
+    static boolean answers(String bootstrap, Map<String, Object> client) {
+        Map<String, Object> config = new java.util.HashMap<>(client);
+        config.putAll(Map.of(
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000,
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3000,
-                AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 200);
+                AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 200));
         try (Admin admin = Admin.create(config)) {
             return !admin.describeCluster(new DescribeClusterOptions().timeoutMs(3000))
                     .nodes().get(4, TimeUnit.SECONDS).isEmpty();
@@ -98,7 +118,7 @@ final class KafkaBroker {
         }
     }
 
-    private static String serverProperties(Path dataDir, int brokerPort, int controllerPort) {
+    private static String serverProperties(Path dataDir, int brokerPort, int controllerPort, StackSecurity security) {
         Properties p = new Properties();
         p.setProperty("process.roles", "broker,controller");
         p.setProperty("node.id", "1");
@@ -121,6 +141,26 @@ final class KafkaBroker {
         p.setProperty("share.coordinator.state.topic.min.isr", "1");
         p.setProperty("group.initial.rebalance.delay.ms", "0");
         p.setProperty("log.segment.bytes", Integer.toString(64 * 1024 * 1024));
+        if (security != null) {
+            // Clients reach the broker on SASL_SSL only; the controller listener stays loopback plaintext
+            // (KRaft controllers cannot take SCRAM: its credentials live in the metadata they serve).
+            p.setProperty("listeners", "SASL_SSL://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            p.setProperty("advertised.listeners", "SASL_SSL://127.0.0.1:" + brokerPort);
+            p.setProperty("inter.broker.listener.name", "SASL_SSL");
+            p.setProperty("listener.security.protocol.map", "SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT");
+            p.setProperty("sasl.enabled.mechanisms", "SCRAM-SHA-512");
+            p.setProperty("sasl.mechanism.inter.broker.protocol", "SCRAM-SHA-512");
+            p.setProperty("listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
+                    "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + StackSecurity.BROKER_USER
+                            + "\" password=\"" + security.secret("broker-password") + "\";");
+            p.setProperty("ssl.keystore.type", "PKCS12");
+            p.setProperty("ssl.keystore.location", security.serverKeystore().toString());
+            p.setProperty("ssl.keystore.password", security.storePassword());
+            p.setProperty("ssl.key.password", security.storePassword());
+            p.setProperty("ssl.truststore.type", "PKCS12");
+            p.setProperty("ssl.truststore.location", security.truststore().toString());
+            p.setProperty("ssl.truststore.password", security.storePassword());
+        }
         StringBuilder text = new StringBuilder("# written by kvr stack up\n");
         p.stringPropertyNames().stream().sorted().forEach(k -> text.append(k).append('=').append(p.getProperty(k)).append('\n'));
         return text.toString();

@@ -39,7 +39,7 @@ public final class LocalKafka implements AutoCloseable {
     }
 
     private void startBroker(boolean fresh) {
-        process = KafkaBroker.start(dir, brokerPort, controllerPort, "-Dkvr.test.kafka=" + dir, fresh);
+        process = KafkaBroker.start(dir, brokerPort, controllerPort, "-Dkvr.test.kafka=" + dir, fresh, null);
         Processes.awaitAnswering(process, () -> KafkaBroker.answers(bootstrap()), Duration.ofSeconds(60),
                 "the Kafka broker on port " + brokerPort, dir.resolve("logs").resolve("kafka.log"));
     }

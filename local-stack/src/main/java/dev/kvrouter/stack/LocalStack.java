@@ -32,23 +32,31 @@ import java.util.function.BooleanSupplier;
  */
 public final class LocalStack {
 
-    /** Settings of a stack; {@link #defaults(Path)} suits a developer machine. */
-    public record Options(Path stateDir, Path mavenRepo, Path cacheDir, Duration readyTimeout, PrintStream out) {
+    /**
+     * Settings of a stack; {@link #defaults(Path)} suits a developer machine. {@code secure}: Kafka on
+     * SASL_SSL (SCRAM-SHA-512) and Redis on TLS with an ACL user ({@link StackSecurity}).
+     */
+    public record Options(Path stateDir, Path mavenRepo, Path cacheDir, Duration readyTimeout, PrintStream out, boolean secure) {
         public static Options defaults(Path stateDir) {
             Path home = Path.of(System.getProperty("user.home"));
             Path mavenRepo = Optional.ofNullable(System.getProperty("maven.repo.local")).map(Path::of)
                     .orElse(home.resolve(".m2").resolve("repository"));
             Path cache = Optional.ofNullable(System.getenv("XDG_CACHE_HOME")).map(Path::of)
                     .orElse(home.resolve(".cache")).resolve("kv-router");
-            return new Options(stateDir.toAbsolutePath().normalize(), mavenRepo, cache, Duration.ofSeconds(120), System.out);
+            return new Options(stateDir.toAbsolutePath().normalize(), mavenRepo, cache, Duration.ofSeconds(120), System.out, false);
         }
 
         public Options withOut(PrintStream newOut) {
-            return new Options(stateDir, mavenRepo, cacheDir, readyTimeout, newOut);
+            return new Options(stateDir, mavenRepo, cacheDir, readyTimeout, newOut, secure);
         }
 
         public Options withReadyTimeout(Duration timeout) {
-            return new Options(stateDir, mavenRepo, cacheDir, timeout, out);
+            return new Options(stateDir, mavenRepo, cacheDir, timeout, out, secure);
+        }
+
+        /** A secure stack: credentials and TLS on Kafka and Redis. */
+        public Options withSecurity(boolean on) {
+            return new Options(stateDir, mavenRepo, cacheDir, readyTimeout, out, on);
         }
     }
 
@@ -78,6 +86,12 @@ public final class LocalStack {
             Optional<StackState> existing = StackState.read(options.stateDir());
             if (existing.isPresent()) {
                 Optional<StackAddresses> running = existing.get().addresses();
+                // A running stack is reused as it is (a demo runs on a secure one too), but asking for a
+                // secure stack must not quietly give a plaintext one.
+                if (running.isPresent() && options.secure() && running.get().clientConfig().isEmpty()) {
+                    throw new IllegalStateException("a plaintext stack is running in " + options.stateDir()
+                            + "; stop it with 'kvr stack down' before 'kvr stack up --secure'");
+                }
                 if (running.isPresent() && allAnswer(existing.get())) {
                     options.out().println("stack already running in " + options.stateDir() + ": reusing it");
                     return running.get();
@@ -141,20 +155,22 @@ public final class LocalStack {
         state.recordPort(Service.REGISTRY, registryPort);
         state.recordPort(Service.REDIS, redisPort);
 
+        StackSecurity security = options.secure() ? StackSecurity.create(dir) : null;
         String bootstrap = "127.0.0.1:" + kafkaPort;
         String registryUrl = "http://127.0.0.1:" + registryPort + ApicurioRegistry.CCOMPAT_PATH;
-        String redisUrl = "redis://127.0.0.1:" + redisPort;
+        String redisUrl = (security != null ? "rediss" : "redis") + "://127.0.0.1:" + redisPort;
+        Map<String, Object> kafkaClient = security != null ? security.client().kafka() : Map.of();
         try {
             // The registry is the slowest to boot; it starts while the broker's log dir is formatted.
             state.recordProcess(Service.REGISTRY,
                     ApicurioRegistry.start(dir, runnerJar, registryPort, registryManagementPort, marker).toHandle());
-            state.recordProcess(Service.REDIS, RedisServer.start(dir, redisExecutable, redisPort).toHandle());
-            state.recordProcess(Service.KAFKA, KafkaBroker.start(dir, kafkaPort, controllerPort, marker).toHandle());
+            state.recordProcess(Service.REDIS, RedisServer.start(dir, redisExecutable, redisPort, security).toHandle());
+            state.recordProcess(Service.KAFKA, KafkaBroker.start(dir, kafkaPort, controllerPort, marker, true, security).toHandle());
 
             Map<Service, BooleanSupplier> checks = new EnumMap<>(Service.class);
-            checks.put(Service.KAFKA, () -> KafkaBroker.answers(bootstrap));
+            checks.put(Service.KAFKA, () -> KafkaBroker.answers(bootstrap, kafkaClient));
             checks.put(Service.REGISTRY, () -> ApicurioRegistry.answers(registryUrl));
-            checks.put(Service.REDIS, () -> RedisServer.answers("127.0.0.1", redisPort));
+            checks.put(Service.REDIS, () -> RedisServer.answers("127.0.0.1", redisPort, security));
             awaitReady(state, checks);
         } catch (RuntimeException e) {
             options.out().println("stack failed to start; stopping what was started");
@@ -162,7 +178,8 @@ public final class LocalStack {
             state.delete();
             throw e;
         }
-        StackAddresses addresses = new StackAddresses(bootstrap, registryUrl, redisUrl);
+        StackAddresses addresses = new StackAddresses(bootstrap, registryUrl, redisUrl,
+                security != null ? security.clientConfig().toString() : "");
         state.recordReady(addresses);
         long now = System.nanoTime();
         options.out().printf("stack ready in %.1f s (services %.1f s, one-time preparation %.1f s); logs in %s%n",
@@ -255,10 +272,14 @@ public final class LocalStack {
         if (a.isEmpty()) {
             return false;
         }
+        StackSecurity security = a.get().clientConfig().isEmpty() ? null : StackSecurity.existing(options.stateDir());
+        if (!a.get().clientConfig().isEmpty() && security == null) {
+            return false; // a secure stack whose material is gone cannot be reached
+        }
         return switch (service) {
-            case KAFKA -> KafkaBroker.answers(a.get().kafkaBootstrap());
+            case KAFKA -> KafkaBroker.answers(a.get().kafkaBootstrap(), security == null ? Map.of() : security.client().kafka());
             case REGISTRY -> ApicurioRegistry.answers(a.get().schemaRegistryUrl());
-            case REDIS -> RedisServer.answers("127.0.0.1", state.port(Service.REDIS).orElse(-1));
+            case REDIS -> RedisServer.answers("127.0.0.1", state.port(Service.REDIS).orElse(-1), security);
         };
     }
 

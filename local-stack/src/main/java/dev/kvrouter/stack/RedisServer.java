@@ -23,10 +23,27 @@ final class RedisServer {
     private RedisServer() {}
 
     static Process start(Path stateDir, Path executable, int port) {
+        return start(stateDir, executable, port, null);
+    }
+
+    /**
+     * With {@code security}: TLS only (no plaintext port) with the stack's server certificate, and one
+     * ACL user, the client's, whose password Redis keeps as a SHA-256 hash; the default user is off.
+     */
+    static Process start(Path stateDir, Path executable, int port, StackSecurity security) {
         Path dir = stateDir.resolve("redis");
+        String listen = security == null ? "port " + port : String.join("\n",
+                "port 0",
+                "tls-port " + port,
+                "tls-cert-file " + security.redisCertificate(),
+                "tls-key-file " + security.redisKey(),
+                "tls-ca-cert-file " + security.caCertificate(),
+                "tls-auth-clients no",
+                "user default off",
+                "user " + StackSecurity.CLIENT_USER + " on #" + security.sha256("redis-password") + " ~* &* +@all");
         KafkaBroker.write(dir.resolve("redis.conf"), String.join("\n",
                 "bind 127.0.0.1",
-                "port " + port,
+                listen,
                 "protected-mode yes",
                 "save \"\"",
                 "appendonly no",
@@ -46,14 +63,29 @@ final class RedisServer {
     }
 
     static boolean answers(String host, int port) {
-        try (Socket socket = new Socket()) {
+        return answers(host, port, null);
+    }
+
+    /** True when Redis answers PING; over TLS and after AUTH as the client user with {@code security}. */
+    static boolean answers(String host, int port, StackSecurity security) {
+        try (Socket socket = security == null ? new Socket() : security.sslContext().getSocketFactory().createSocket()) {
             socket.connect(new InetSocketAddress(host, port), 1000);
             socket.setSoTimeout(2000);
             OutputStream out = socket.getOutputStream();
+            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+            if (security != null) {
+                String user = StackSecurity.CLIENT_USER;
+                String password = security.secret("redis-password");
+                out.write(("*3\r\n$4\r\nAUTH\r\n$" + user.length() + "\r\n" + user + "\r\n$" + password.length() + "\r\n" + password
+                        + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                if (!"+OK".equals(in.readLine())) {
+                    return false;
+                }
+            }
             out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            String reply = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII)).readLine();
-            return "+PONG".equals(reply);
+            return "+PONG".equals(in.readLine());
         } catch (IOException e) {
             return false;
         }

@@ -1,18 +1,37 @@
 package dev.kvrouter.stack;
 
 import dev.kvrouter.common.cli.ServiceOption;
+import dev.kvrouter.common.config.ClientConfig;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Where the services of a stack answer. The same three names are used as environment variables. */
-public record StackAddresses(String kafkaBootstrap, String schemaRegistryUrl, String redisUrl) {
+/**
+ * Where the services of a stack answer, and for a secure stack the client config to reach them with
+ * ("" for none). The same names are used as environment variables.
+ */
+public record StackAddresses(String kafkaBootstrap, String schemaRegistryUrl, String redisUrl, String clientConfig) {
 
     public static final String KAFKA_BOOTSTRAP = ServiceOption.KAFKA_BOOTSTRAP;
     public static final String SCHEMA_REGISTRY_URL = ServiceOption.SCHEMA_REGISTRY_URL;
     public static final String REDIS_URL = ServiceOption.REDIS_URL;
+    public static final String CLIENT_CONFIG = ClientConfig.VARIABLE;
+
+    public StackAddresses {
+        clientConfig = clientConfig == null ? "" : clientConfig;
+    }
+
+    /** A plaintext stack's addresses. */
+    public StackAddresses(String kafkaBootstrap, String schemaRegistryUrl, String redisUrl) {
+        this(kafkaBootstrap, schemaRegistryUrl, redisUrl, "");
+    }
+
+    /** The settings to reach the stack with: none for a plaintext stack. */
+    public ClientConfig client() {
+        return clientConfig.isEmpty() ? ClientConfig.none() : ClientConfig.load(java.nio.file.Path.of(clientConfig));
+    }
 
     /** The lines {@code KEY=value}, in a fixed order, ready to be sourced by a shell. */
     public Map<String, String> asEnv() {
@@ -20,6 +39,9 @@ public record StackAddresses(String kafkaBootstrap, String schemaRegistryUrl, St
         env.put(KAFKA_BOOTSTRAP, kafkaBootstrap);
         env.put(SCHEMA_REGISTRY_URL, schemaRegistryUrl);
         env.put(REDIS_URL, redisUrl);
+        if (!clientConfig.isEmpty()) {
+            env.put(CLIENT_CONFIG, clientConfig);
+        }
         return env;
     }
 
@@ -57,7 +79,8 @@ public record StackAddresses(String kafkaBootstrap, String schemaRegistryUrl, St
             throw new IllegalStateException("Only part of a stack is given in the environment: set "
                     + String.join(", ", missing) + " as well (or unset all three to start a private stack)");
         }
-        return Optional.of(new StackAddresses(env.get(KAFKA_BOOTSTRAP), env.get(SCHEMA_REGISTRY_URL), env.get(REDIS_URL)));
+        return Optional.of(new StackAddresses(env.get(KAFKA_BOOTSTRAP), env.get(SCHEMA_REGISTRY_URL), env.get(REDIS_URL),
+                env.get(CLIENT_CONFIG)));
     }
 
     /** Host and port of {@link #redisUrl()} ({@code redis://host:port}). */

@@ -39,7 +39,8 @@ public final class StackCommand {
 
     @Command(name = "up", mixinStandardHelpOptions = true,
             description = "Start the stack (or reuse the one running in the state folder), wait until every service "
-                    + "answers, and print its addresses as KAFKA_BOOTSTRAP=, SCHEMA_REGISTRY_URL=, REDIS_URL= lines. "
+                    + "answers, and print its addresses as KAFKA_BOOTSTRAP=, SCHEMA_REGISTRY_URL=, REDIS_URL= lines "
+                    + "(and KVR_CLIENT_CONFIG= for a secure one). "
                     + "Progress goes to stderr, so 'eval' or 'source' can take stdout.")
     static final class Up implements Callable<Integer> {
         @CommandLine.Mixin
@@ -49,11 +50,16 @@ public final class StackCommand {
                 description = "How long to wait for every service to answer (default: ${DEFAULT-VALUE}).")
         int timeoutSeconds;
 
+        @Option(names = "--secure", description = "Kafka on SASL_SSL (SCRAM-SHA-512 users made at start) and Redis on TLS with "
+                + "an ACL user (the default user off), certificates made with keytool; prints KVR_CLIENT_CONFIG=, the client "
+                + "config every kv-router command reads. README, \"Security\".")
+        boolean secure;
+
         @Override
         public Integer call() {
             // Progress to stderr, so stdout is only the KEY=value lines a script can source.
             LocalStack stack = new LocalStack(state.options()
-                    .withReadyTimeout(Duration.ofSeconds(timeoutSeconds)).withOut(System.err));
+                    .withReadyTimeout(Duration.ofSeconds(timeoutSeconds)).withOut(System.err).withSecurity(secure));
             StackAddresses addresses = stack.up();
             System.out.print(addresses.toEnvLines());
             System.out.flush();

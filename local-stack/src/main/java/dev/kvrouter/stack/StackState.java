@@ -92,7 +92,8 @@ final class StackState {
             return Optional.empty();
         }
         return Optional.of(new StackAddresses(props.getProperty(StackAddresses.KAFKA_BOOTSTRAP),
-                props.getProperty(StackAddresses.SCHEMA_REGISTRY_URL), props.getProperty(StackAddresses.REDIS_URL)));
+                props.getProperty(StackAddresses.SCHEMA_REGISTRY_URL), props.getProperty(StackAddresses.REDIS_URL),
+                props.getProperty(StackAddresses.CLIENT_CONFIG)));
     }
 
     void delete() {

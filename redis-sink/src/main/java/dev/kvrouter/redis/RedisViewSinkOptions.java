@@ -1,5 +1,6 @@
 package dev.kvrouter.redis;
 
+import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewConnection;
 import dev.kvrouter.contract.ViewLayout;
 import java.io.Serializable;
@@ -30,13 +31,18 @@ import java.util.List;
  * @param clientCap         the largest share of one client's requests in flight that pick sends to one engine
  * @param clientMinInflight the cap applies from this many requests of the client in flight
  * @param extraMeta         further figures for the meta key (the cost model's, for pick's cost view)
+ * @param security          Redis credentials and TLS (the client config's {@code redis.*}); never in the URL
  */
 public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchSize, int maxInFlightBatches,
                                    int maxBufferedWrites, long flushIntervalMs, long viewTtlMs, long commandTimeoutMs,
                                    long connectTimeoutMs, int maxRetries, int chunkTokens, int tagDepth,
                                    double busyFactor, double confidenceFloor, double clientCap, int clientMinInflight,
-                                   java.util.TreeMap<String, String> extraMeta)
+                                   java.util.TreeMap<String, String> extraMeta, RedisSecurity security)
         implements Serializable {
+
+    public RedisViewSinkOptions {
+        security = security == null ? RedisSecurity.none() : security;
+    }
 
     /** Retries of a failed batch by default: about 30 s of backoff. */
     public static final int DEFAULT_MAX_RETRIES = 20;
@@ -45,7 +51,7 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
         return new RedisViewSinkOptions(redisUrl, ViewLayout.DEFAULT_KEY_PREFIX, 1000, 4, 20_000, 50, 30_000, 2_000, 2_000,
                 DEFAULT_MAX_RETRIES, ViewLayout.DEFAULT_CHUNK_TOKENS, ViewLayout.DEFAULT_TAG_DEPTH, ViewLayout.DEFAULT_BUSY_FACTOR,
                 ViewLayout.DEFAULT_CONFIDENCE_FLOOR, ViewLayout.DEFAULT_CLIENT_CAP, ViewLayout.DEFAULT_CLIENT_MIN_INFLIGHT,
-                new java.util.TreeMap<>());
+                new java.util.TreeMap<>(), RedisSecurity.none());
     }
 
     /** The defaults for this Redis, to change field by field. */
@@ -68,6 +74,10 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
 
     public RedisViewSinkOptions withClientCap(double cap, int minInflight) {
         return toBuilder().clientCap(cap).clientMinInflight(minInflight).build();
+    }
+
+    public RedisViewSinkOptions withSecurity(RedisSecurity security) {
+        return toBuilder().security(security).build();
     }
 
     public RedisViewSinkOptions withFlushInterval(long ms) {
@@ -100,6 +110,7 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
         private double clientCap;
         private int clientMinInflight;
         private java.util.TreeMap<String, String> extraMeta;
+        private RedisSecurity security;
 
         private Builder(RedisViewSinkOptions o) {
             redisUrl = o.redisUrl;
@@ -119,6 +130,7 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
             clientCap = o.clientCap;
             clientMinInflight = o.clientMinInflight;
             extraMeta = new java.util.TreeMap<>(o.extraMeta);
+            security = o.security;
         }
 
         public Builder keyPrefix(String v) { keyPrefix = v; return this; }
@@ -137,11 +149,12 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
         public Builder clientCap(double v) { clientCap = v; return this; }
         public Builder clientMinInflight(int v) { clientMinInflight = v; return this; }
         public Builder extraMeta(java.util.TreeMap<String, String> v) { extraMeta = new java.util.TreeMap<>(v); return this; }
+        public Builder security(RedisSecurity v) { security = v; return this; }
 
         public RedisViewSinkOptions build() {
             return new RedisViewSinkOptions(redisUrl, keyPrefix, batchSize, maxInFlightBatches, maxBufferedWrites, flushIntervalMs,
                     viewTtlMs, commandTimeoutMs, connectTimeoutMs, maxRetries, chunkTokens, tagDepth, busyFactor, confidenceFloor,
-                    clientCap, clientMinInflight, extraMeta);
+                    clientCap, clientMinInflight, extraMeta, security);
         }
     }
 
@@ -149,18 +162,24 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
     public List<String> problems() {
         List<String> p = new ArrayList<>();
         String url = redisUrl == null ? "" : redisUrl;
-        if (ViewConnection.isCluster(url)) {
+        String shown = RedisSecurity.redactUrl(url);
+        List<String> credentials = RedisSecurity.urlProblems(url);
+        p.addAll(credentials);
+        if (!credentials.isEmpty()) {
+            // Said already; the shape checks below would only repeat the URL.
+        } else if (ViewConnection.isCluster(url)) {
             if (!url.substring(ViewConnection.CLUSTER_SCHEME.length()).matches("[^,:/]+:\\d+(,[^,:/]+:\\d+)*")) {
-                p.add("redis url '" + redisUrl + "' must look like redis-cluster://host:port[,host:port...]");
+                p.add("redis url '" + shown + "' must look like redis-cluster://host:port[,host:port...]");
             }
         } else {
             try {
                 URI u = URI.create(url);
                 if (!"redis".equals(u.getScheme()) && !"rediss".equals(u.getScheme()) || u.getHost() == null) {
-                    p.add("redis url '" + redisUrl + "' must look like redis://host:port or redis-cluster://host:port[,host:port...]");
+                    p.add("redis url '" + shown + "' must look like redis://host:port, rediss://host:port (TLS) or "
+                            + "redis-cluster://host:port[,host:port...]");
                 }
             } catch (IllegalArgumentException e) {
-                p.add("redis url '" + redisUrl + "' is not a URL: " + e.getMessage());
+                p.add("redis url '" + shown + "' is not a URL");
             }
         }
         if (keyPrefix == null || keyPrefix.isEmpty() || keyPrefix.contains("{") || keyPrefix.contains("}")) {

@@ -1,5 +1,6 @@
 package dev.kvrouter.redis;
 
+import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewConnection;
 import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.ExpireArgs;
@@ -67,10 +68,10 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         this.layout = new ViewLayout(options.keyPrefix());
         this.timers = timers;
         try {
-            this.connection = ViewConnection.open(options.redisUrl(), Duration.ofMillis(options.commandTimeoutMs()),
+            this.connection = ViewConnection.open(options.redisUrl(), options.security(), Duration.ofMillis(options.commandTimeoutMs()),
                     Duration.ofMillis(options.connectTimeoutMs()), Math.max(options.batchSize() * options.maxInFlightBatches() * 4, 1024));
         } catch (RedisException e) {
-            throw new IOException("cannot connect to Redis at " + options.redisUrl() + ": " + e.getMessage(), e);
+            throw new IOException("cannot connect to Redis at " + RedisSecurity.redactUrl(options.redisUrl()) + ": " + e.getMessage(), e);
         }
         loadFunctions();
         // From here on commands queue until flushCommands(): one batch, one write.

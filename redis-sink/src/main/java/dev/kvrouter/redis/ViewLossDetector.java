@@ -1,5 +1,6 @@
 package dev.kvrouter.redis;
 
+import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewConnection;
 import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisException;
@@ -49,7 +50,7 @@ public final class ViewLossDetector implements AutoCloseable {
         try {
             if (connection == null) {
                 // Reconnects by itself from here on; a standalone one fails commands at once meanwhile.
-                connection = ViewConnection.open(options.redisUrl(), Duration.ofMillis(options.commandTimeoutMs()),
+                connection = ViewConnection.open(options.redisUrl(), options.security(), Duration.ofMillis(options.commandTimeoutMs()),
                         Duration.ofMillis(options.connectTimeoutMs()), 64);
             }
             String now = connection.serverIdentity();
@@ -82,7 +83,7 @@ public final class ViewLossDetector implements AutoCloseable {
             // Said once per outage and kind of failure, not every second of it.
             if (!String.valueOf(e.getMessage()).equals(lastFailure)) {
                 lastFailure = String.valueOf(e.getMessage());
-                LOG.warn("cannot look at the view's Redis ({}): {}", options.redisUrl(), lastFailure);
+                LOG.warn("cannot look at the view's Redis ({}): {}", RedisSecurity.redactUrl(options.redisUrl()), lastFailure);
             }
             return Optional.empty();
         }

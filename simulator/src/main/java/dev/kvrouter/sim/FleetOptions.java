@@ -3,8 +3,10 @@ package dev.kvrouter.sim;
 import dev.kvrouter.common.cli.AvroTopicsOptions;
 import picocli.CommandLine.Mixin;
 import dev.kvrouter.common.cli.RedisOption;
+import dev.kvrouter.common.config.ClientConfig;
 import dev.kvrouter.common.Durations;
 import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.sim.engine.EngineConfig;
 import dev.kvrouter.sim.engine.Failure;
@@ -129,18 +131,20 @@ public final class FleetOptions {
         int table = tableBlocks > 0 ? tableBlocks : (int) Math.min(Integer.MAX_VALUE - 8L, 2L * engines * capacityBlocks);
         Policies.Settings ps = new Policies.Settings(hashBlocks, table, oracleUncachedPrefillWeight, oracleClientMinInflight);
         List<SimRunner.FleetSpec> specs = new ArrayList<>();
+        ClientConfig client = topics.clientConfig.load();
         EventSink published = null;
         try {
             for (String p : policies) {
                 EventSink sink = EventSink.DISCARD;
                 if (p.equals(publish)) {
                     topics.requireServices();
-                    published = new KafkaEventSink(topics.kafka.value(), topics.registry.value(), KafkaEventSink.Topics.withPrefix(topics.prefix()));
+                    published = new KafkaEventSink(topics.kafka.value(), topics.registry.value(), KafkaEventSink.Topics.withPrefix(topics.prefix()),
+                            client);
                     sink = published;
                 }
                 if (p.equals("view")) {
                     KvRouterClient.Options view = KvRouterClient.Options.defaults(redis.value())
-                            .withKeyPrefix(viewKeyPrefix);
+                            .withKeyPrefix(viewKeyPrefix).withSecurity(RedisSecurity.fromConfig(client.redis()));
                     specs.add(new SimRunner.FleetSpec(() -> ViewPolicy.connect(view, balancers), sink));
                 } else {
                     specs.add(new SimRunner.FleetSpec(Policies.factory(p, ps), sink));

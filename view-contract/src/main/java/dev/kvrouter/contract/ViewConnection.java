@@ -5,6 +5,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -67,13 +68,25 @@ public final class ViewConnection implements AutoCloseable {
      * @param requestQueue   commands queued per connection at most
      */
     public static ViewConnection open(String url, Duration commandTimeout, Duration connectTimeout, int requestQueue) {
+        return open(url, RedisSecurity.none(), commandTimeout, connectTimeout, requestQueue);
+    }
+
+    /**
+     * @param security       credentials and TLS for every node
+     * @param commandTimeout every command's timeout
+     * @param connectTimeout connecting and the handshake (the first one also warms the JVM up)
+     * @param requestQueue   commands queued per connection at most
+     * @throws RedisRefusedException when Redis refuses the credentials or the TLS handshake fails, saying what to set
+     */
+    public static ViewConnection open(String url, RedisSecurity security, Duration commandTimeout, Duration connectTimeout,
+                                      int requestQueue) {
         SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(commandTimeout);
         ClientResources resources = DefaultClientResources.builder().reconnectDelay(RECONNECT_DELAY).build();
         if (isCluster(url)) {
             List<RedisURI> seeds = new ArrayList<>();
             for (String seed : url.substring(CLUSTER_SCHEME.length()).split(",")) {
-                RedisURI uri = RedisURI.create("redis://" + seed.trim());
+                RedisURI uri = security.apply(RedisURI.create("redis://" + seed.trim()));
                 uri.setTimeout(connectTimeout);
                 seeds.add(uri);
             }
@@ -86,6 +99,7 @@ public final class ViewConnection implements AutoCloseable {
                     .requestQueueSize(requestQueue)
                     .timeoutOptions(timeouts)
                     .socketOptions(socket)
+                    .sslOptions(sslOptions(security))
                     .build());
             try {
                 StatefulRedisClusterConnection<String, String> c = cluster.connect();
@@ -93,10 +107,10 @@ public final class ViewConnection implements AutoCloseable {
             } catch (RuntimeException e) {
                 cluster.shutdown();
                 resources.shutdown();
-                throw e;
+                throw RedisRefusedException.explain(url, security, e);
             }
         }
-        RedisURI uri = RedisURI.create(url);
+        RedisURI uri = security.apply(RedisURI.create(url));
         // The handshake runs under the URI's timeout; commands under TimeoutOptions.
         uri.setTimeout(connectTimeout);
         RedisClient standalone = RedisClient.create(resources, uri);
@@ -106,6 +120,7 @@ public final class ViewConnection implements AutoCloseable {
                 .requestQueueSize(requestQueue)
                 .timeoutOptions(timeouts)
                 .socketOptions(socket)
+                .sslOptions(sslOptions(security))
                 .build());
         try {
             StatefulRedisConnection<String, String> c = standalone.connect();
@@ -113,8 +128,13 @@ public final class ViewConnection implements AutoCloseable {
         } catch (RuntimeException e) {
             standalone.shutdown();
             resources.shutdown();
-            throw e;
+            throw RedisRefusedException.explain(url, security, e);
         }
+    }
+
+    private static SslOptions sslOptions(RedisSecurity security) {
+        SslOptions options = security.sslOptions();
+        return options != null ? options : SslOptions.create();
     }
 
     public boolean cluster() {

@@ -1,5 +1,6 @@
 package dev.kvrouter.cli.bench;
 
+import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.stack.StackAddresses;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -9,8 +10,8 @@ public final class Benchmarks {
 
     private Benchmarks() {}
 
-    public static void pick(String redisUrl, int iterations, Duration maxPerCase, int threads, PrintStream out) throws Exception {
-        PickBench.run(redisUrl, iterations, maxPerCase, threads, out);
+    public static void pick(StackAddresses stack, int iterations, Duration maxPerCase, int threads, PrintStream out) throws Exception {
+        PickBench.run(stack.redisUrl(), RedisSecurity.fromConfig(stack.client().redis()), iterations, maxPerCase, threads, out);
     }
 
     public static void ingest(StackAddresses stack, int entries, int engines, Duration freshness, double freshnessRate,

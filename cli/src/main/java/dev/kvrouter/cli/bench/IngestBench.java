@@ -2,6 +2,7 @@ package dev.kvrouter.cli.bench;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.common.TopicNames;
+import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLifecycle;
@@ -13,6 +14,7 @@ import dev.kvrouter.schemas.BlockHashes;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
 import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.topics.KafkaClients;
 import dev.kvrouter.topics.TopicApplier;
 import dev.kvrouter.topics.TopicCatalog;
 import io.lettuce.core.RedisClient;
@@ -59,7 +61,7 @@ final class IngestBench {
         String id = UUID.randomUUID().toString().substring(0, 8);
         String topics = "bench-" + id + ".";
         String viewPrefix = "bench-" + id + ":";
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
+        try (Admin admin = Admin.create(KafkaClients.config(stack.client(), Map.of("bootstrap.servers", stack.kafkaBootstrap())))) {
             TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
             List<String> failures = applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(topics)));
             if (!failures.isEmpty()) {
@@ -73,7 +75,7 @@ final class IngestBench {
         out.printf("ingest: %d block entries in %d batches of %d blocks (%d tokens each) from %d engines%n",
                 total, plan.size(), BLOCKS_PER_BATCH, BLOCK, engines);
 
-        RedisClient redisClient = RedisClient.create(stack.redisUrl());
+        RedisClient redisClient = RedisSecurity.fromConfig(stack.client().redis()).standaloneClient(stack.redisUrl());
         try (StatefulRedisConnection<String, String> c = redisClient.connect()) {
             RedisCommands<String, String> redis = c.sync();
 
@@ -93,6 +95,9 @@ final class IngestBench {
                     "kafka.starting-offsets", "earliest", "view.key-prefix", viewPrefix,
                     "engine.suspect-after", "5 min", "engine.dead-after", "10 min"));
             settings.put("job.checkpoint-dir", java.nio.file.Files.createTempDirectory("kvr-bench-checkpoints").toUri().toString());
+            if (!stack.clientConfig().isEmpty()) {
+                settings.put("client-config", stack.clientConfig());
+            }
             settings.putAll(jobOptions);
             KvRouterJobConfig config = KvRouterJobConfig.from(settings);
             try (KafkaProducer<String, Object> producer = producer(stack)) {
@@ -349,11 +354,11 @@ final class IngestBench {
     }
 
     private static KafkaProducer<String, Object> producer(StackAddresses stack) {
-        return new KafkaProducer<>(Map.of(
+        return new KafkaProducer<>(KafkaClients.serdeConfig(stack.client(), Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class,
                 ProducerConfig.LINGER_MS_CONFIG, 5,
-                RegistrySettings.URL, stack.schemaRegistryUrl()));
+                RegistrySettings.URL, stack.schemaRegistryUrl())));
     }
 }

@@ -2,6 +2,7 @@ package dev.kvrouter.cli.bench;
 
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
@@ -31,10 +32,11 @@ final class PickBench {
 
     private PickBench() {}
 
-    static void run(String redisUrl, int iterations, Duration maxPerCase, int threads, PrintStream out) throws Exception {
+    static void run(String redisUrl, RedisSecurity security, int iterations, Duration maxPerCase, int threads, PrintStream out)
+            throws Exception {
         String prefix = "bench-" + UUID.randomUUID().toString().substring(0, 8) + ":";
         ViewLayout layout = new ViewLayout(prefix);
-        RedisClient client = RedisClient.create(redisUrl);
+        RedisClient client = security.standaloneClient(redisUrl);
         try (StatefulRedisConnection<String, String> c = client.connect()) {
             RedisCommands<String, String> redis = c.sync();
             redis.functionLoad(ViewLayout.functionLibrary(), true);
@@ -62,7 +64,7 @@ final class PickBench {
             out.printf("%-10s %10.1f %10.1f %14.0f %16.0f %12s%n", "GET", get.p50, get.p99, get.rate, getRate, "1.00");
 
             Random random = new Random(1);
-            try (KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withKeyPrefix(prefix)
+            try (KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security).withKeyPrefix(prefix)
                     .withMaxViewAge(Duration.ofHours(1)))) {
                 for (int blocks : new int[] {8, 64, 512}) {
                     List<long[]> chains = new ArrayList<>();
@@ -83,7 +85,7 @@ final class PickBench {
                     List<KvRouterClient> clients = new ArrayList<>();
                     List<Runnable> picks = new ArrayList<>();
                     for (int t = 0; t < threads; t++) {
-                        KvRouterClient own = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withKeyPrefix(prefix)
+                        KvRouterClient own = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security).withKeyPrefix(prefix)
                                 .withMaxViewAge(Duration.ofHours(1)));
                         clients.add(own);
                         int[] i = {t};

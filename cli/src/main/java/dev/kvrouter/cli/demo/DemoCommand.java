@@ -12,6 +12,7 @@ import dev.kvrouter.stack.LocalPrometheus;
 import dev.kvrouter.stack.LocalStack;
 import dev.kvrouter.stack.Ports;
 import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.topics.KafkaClients;
 import dev.kvrouter.topics.TopicApplier;
 import dev.kvrouter.topics.TopicCatalog;
 import java.nio.file.Files;
@@ -112,7 +113,7 @@ public final class DemoCommand implements Callable<Integer> {
         Path runDir = out != null ? out : demoDir.resolve(run);
         String topics = run + ".";
         String viewPrefix = run + ":";
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
+        try (Admin admin = Admin.create(KafkaClients.config(stack.client(), Map.of("bootstrap.servers", stack.kafkaBootstrap())))) {
             TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
             List<String> problems = applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(topics)));
             if (!problems.isEmpty()) {
@@ -171,6 +172,9 @@ public final class DemoCommand implements Callable<Integer> {
         s.put(KvRouterJobOptions.KAFKA_BOOTSTRAP.key(), stack.kafkaBootstrap());
         s.put(KvRouterJobOptions.SCHEMA_REGISTRY_URL.key(), stack.schemaRegistryUrl());
         s.put(KvRouterJobOptions.REDIS_URL.key(), stack.redisUrl());
+        if (!stack.clientConfig().isEmpty()) {
+            s.put(KvRouterJobOptions.CLIENT_CONFIG.key(), stack.clientConfig());
+        }
         s.put(KvRouterJobOptions.TOPIC_PREFIX.key(), topics);
         s.put(KvRouterJobOptions.GROUP_ID.key(), "kvr-" + run);
         s.put(KvRouterJobOptions.STARTING_OFFSETS.key(), "earliest");
@@ -205,6 +209,9 @@ public final class DemoCommand implements Callable<Integer> {
                 "--redis-url", stack.redisUrl(),
                 "--view-key-prefix", viewPrefix,
                 "--out", runDir.toString()));
+        if (!stack.clientConfig().isEmpty()) {
+            args.addAll(List.of("--client-config", stack.clientConfig()));
+        }
         args.addAll(stream.asArgs());
         if (!failureSpec.isBlank()) {
             args.addAll(List.of("--failures", failureSpec));

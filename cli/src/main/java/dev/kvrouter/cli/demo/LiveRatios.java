@@ -6,6 +6,7 @@ import dev.kvrouter.metrics.WindowKind;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.topics.KafkaClients;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;
@@ -46,14 +47,14 @@ final class LiveRatios implements AutoCloseable {
         this.ratiosTopic = ratiosTopic;
         this.window = window;
         this.out = out;
-        this.consumer = new KafkaConsumer<>(Map.of(
+        this.consumer = new KafkaConsumer<>(KafkaClients.serdeConfig(stack.client(), Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
                 ConsumerConfig.GROUP_ID_CONFIG, "kvr-demo-dashboard-" + System.nanoTime(),
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class,
-                RegistrySettings.URL, stack.schemaRegistryUrl()));
+                RegistrySettings.URL, stack.schemaRegistryUrl())));
         consumer.subscribe(List.of(ratiosTopic, alertsTopic));
     }
 

@@ -3,8 +3,9 @@ package dev.kvrouter.common.cli;
 import picocli.CommandLine.Mixin;
 
 /**
- * The Avro topics a command reads or writes: {@code --bootstrap}, {@code --schema-registry} and
- * {@code --topics-prefix}, which always go together ({@code @Mixin AvroTopicsOptions topics;}).
+ * The Avro topics a command reads or writes: {@code --bootstrap}, {@code --schema-registry},
+ * {@code --topics-prefix} and {@code --client-config}, which always go together
+ * ({@code @Mixin AvroTopicsOptions topics;}).
  */
 public final class AvroTopicsOptions {
 
@@ -16,6 +17,9 @@ public final class AvroTopicsOptions {
 
     @Mixin
     TopicsPrefixOption topicsPrefix;
+
+    @Mixin
+    public ClientConfigOption clientConfig;
 
     /** The prefix of every topic name ("" for none). */
     public String prefix() {

@@ -16,7 +16,7 @@ import org.apache.flink.configuration.Configuration;
  * is declared once, with its default, description and rule, in {@link KvRouterJobOptions}.
  */
 public record KvRouterJobConfig(KafkaSettings kafka, ViewSettings view, EngineSettings engines, InputLimits limits, CostSettings cost,
-        RatioSettings ratios, ReplicaSettings replicas, RuntimeSettings runtime) implements Serializable {
+        RatioSettings ratios, ReplicaSettings replicas, RuntimeSettings runtime, SecuritySettings security) implements Serializable {
 
     public static KvRouterJobConfig from(Map<String, String> settings) {
         return from(Configuration.fromMap(settings), settings.keySet());
@@ -29,7 +29,8 @@ public record KvRouterJobConfig(KafkaSettings kafka, ViewSettings view, EngineSe
                 .forEach(k -> problems.add("unknown option '" + k + "' (see --help for the options)"));
         OptionReader r = new OptionReader(c, problems);
         KvRouterJobConfig config = new KvRouterJobConfig(KafkaSettings.read(r), ViewSettings.read(r), EngineSettings.read(r),
-                InputLimits.read(r), CostSettings.read(r), RatioSettings.read(r), ReplicaSettings.read(r), RuntimeSettings.read(r));
+                InputLimits.read(r), CostSettings.read(r), RatioSettings.read(r), ReplicaSettings.read(r), RuntimeSettings.read(r),
+                SecuritySettings.read(r));
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("the kv-router job's configuration has " + problems.size()
                     + " problem(s):\n  - " + String.join("\n  - ", problems));

@@ -35,6 +35,11 @@ public final class KvRouterJobOptions {
     public static final Declared<String> REDIS_URL = declare(ConfigOptions.key("redis.url").stringType()
             .noDefaultValue().withDescription("Redis holding the routing view, redis://host:port. Required."),
             required());
+    public static final Declared<String> CLIENT_CONFIG = declare(ConfigOptions.key("client-config").stringType()
+            .defaultValue("").withDescription("Client properties file for secured Kafka, registry and Redis (SASL/TLS settings; "
+                    + "secrets as ${env:NAME} or ${file:PATH}), read where the job is submitted; empty: plaintext without "
+                    + "credentials. README, \"Security\"."),
+            any());
     public static final Declared<String> TOPIC_PREFIX = declare(ConfigOptions.key("topics.prefix").stringType()
             .defaultValue("").withDescription("Prefix of every topic name (as given to 'kvr topics apply --prefix')."),
             any());

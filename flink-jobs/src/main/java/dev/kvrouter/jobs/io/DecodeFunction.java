@@ -43,9 +43,14 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
 
     /** The Confluent wire format, the writer's schema from the registry at {@code url}. */
     public static Decoder registry(String url) {
+        return registry(new java.util.TreeMap<>(Map.of(RegistrySettings.URL, url)));
+    }
+
+    /** A decoder reading the registry with these client settings (its URL, credentials, TLS). */
+    public static Decoder registry(java.util.TreeMap<String, String> registryConfig) {
         return () -> {
             RegistryAvroDeserializer<Object> d = new RegistryAvroDeserializer<>();
-            d.configure(Map.of(RegistrySettings.URL, url), false);
+            d.configure(registryConfig, false);
             return d;
         };
     }

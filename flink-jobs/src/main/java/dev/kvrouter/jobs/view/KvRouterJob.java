@@ -161,23 +161,23 @@ public final class KvRouterJob {
 
     /** The Kafka sources, the Redis and Kafka sinks, around the workflow. */
     public static void wire(StreamExecutionEnvironment env, KvRouterJobConfig config) {
-        DataStream<RawRecord> kvEvents = env.fromSource(source(config.kafka(), config.kafka().topic(TopicNames.KV_EVENTS)),
+        DataStream<RawRecord> kvEvents = env.fromSource(source(config, config.kafka().topic(TopicNames.KV_EVENTS)),
                 WatermarkStrategy.noWatermarks(), "kv events").uid("source-kv-events");
-        DataStream<RawRecord> loads = env.fromSource(source(config.kafka(), config.kafka().topic(TopicNames.ENGINE_LOAD)),
+        DataStream<RawRecord> loads = env.fromSource(source(config, config.kafka().topic(TopicNames.ENGINE_LOAD)),
                 WatermarkStrategy.noWatermarks(), "engine load").uid("source-engine-load");
-        DataStream<RawRecord> decisions = env.fromSource(source(config.kafka(), config.kafka().topic(TopicNames.ROUTING_DECISIONS)),
+        DataStream<RawRecord> decisions = env.fromSource(source(config, config.kafka().topic(TopicNames.ROUTING_DECISIONS)),
                 WatermarkStrategy.noWatermarks(), "routing decisions").uid("source-routing-decisions");
-        DataStream<RawRecord> outcomes = env.fromSource(source(config.kafka(), config.kafka().topic(TopicNames.REQUEST_OUTCOMES)),
+        DataStream<RawRecord> outcomes = env.fromSource(source(config, config.kafka().topic(TopicNames.REQUEST_OUTCOMES)),
                 WatermarkStrategy.noWatermarks(), "request outcomes").uid("source-request-outcomes");
         // The ratios first: the hot prefixes they find feed the view's replica planner, and the
         // cached blocks each request found confirm the view's entries.
-        DecodeFunction.Decoder decoder = DecodeFunction.registry(config.kafka().schemaRegistryUrl());
+        DecodeFunction.Decoder decoder = DecodeFunction.registry(config.security().registryWith(config.kafka().schemaRegistryUrl()));
         RatiosWorkflow.Outputs fromRequests = RatiosWorkflow.build(config, new RatiosWorkflow.Sources(decisions, outcomes, decoder),
                 new RatiosWorkflow.Sinks(
-                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.CLASS_RATIOS), ClassRatios.class,
+                kafkaSink(config, config.kafka().topic(TopicNames.CLASS_RATIOS), ClassRatios.class,
                         r -> r.getPrefixClass().getBytes(StandardCharsets.UTF_8)),
                 viewSink(config),
-                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.DEAD_LETTER), DeadLetter.class,
+                kafkaSink(config, config.kafka().topic(TopicNames.DEAD_LETTER), DeadLetter.class,
                         d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
                 alertsSink(config)));
 
@@ -187,19 +187,19 @@ public final class KvRouterJob {
                         viewResyncs(env, config), decoder),
                 new RoutingViewWorkflow.Sinks(
                 view,
-                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.VIEW_CHANGELOG), ViewChange.class,
+                kafkaSink(config, config.kafka().topic(TopicNames.VIEW_CHANGELOG), ViewChange.class,
                         c -> (ViewLayout.hex(c.getBlockHash()) + "/" + c.getEngineId()).getBytes(StandardCharsets.UTF_8)),
-                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.ENGINE_STATE), EngineStateChange.class,
+                kafkaSink(config, config.kafka().topic(TopicNames.ENGINE_STATE), EngineStateChange.class,
                         s -> s.getEngine().getBytes(StandardCharsets.UTF_8)),
-                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.DEAD_LETTER), DeadLetter.class,
+                kafkaSink(config, config.kafka().topic(TopicNames.DEAD_LETTER), DeadLetter.class,
                         d -> d.getSourceTopic().getBytes(StandardCharsets.UTF_8)),
                 alertsSink(config),
-                kafkaSink(config.kafka(), config.kafka().topic(TopicNames.REPLICATION_RECOMMENDATIONS), ReplicationRecommendation.class,
+                kafkaSink(config, config.kafka().topic(TopicNames.REPLICATION_RECOMMENDATIONS), ReplicationRecommendation.class,
                         r -> ViewLayout.hex(r.getRootBlock()).getBytes(StandardCharsets.UTF_8))));
     }
 
     static KafkaSink<Alert> alertsSink(KvRouterJobConfig config) {
-        return kafkaSink(config.kafka(), config.kafka().topic(TopicNames.ALERTS), Alert.class,
+        return kafkaSink(config, config.kafka().topic(TopicNames.ALERTS), Alert.class,
                 a -> (a.getKind() + "/" + a.getSubject()).getBytes(StandardCharsets.UTF_8));
     }
 
@@ -221,6 +221,7 @@ public final class KvRouterJob {
 
     static RedisViewSinkOptions viewSinkOptions(KvRouterJobConfig config) {
         return RedisViewSinkOptions.defaults(config.view().redisUrl())
+                .withSecurity(config.security().redis())
                 .withKeyPrefix(config.view().keyPrefix())
                 .withView(config.view().chunkTokens(), config.view().tagDepth(), config.view().busyFactor(), config.view().confidenceFloor(),
                         config.view().ttl().toMillis())
@@ -241,8 +242,11 @@ public final class KvRouterJob {
                 "uncached_prefill_weight", Double.toString(config.cost().uncachedPrefillWeight()));
     }
 
-    static KafkaSource<RawRecord> source(KafkaSettings kafka, String topic) {
+    static KafkaSource<RawRecord> source(KvRouterJobConfig config, String topic) {
+        KafkaSettings kafka = config.kafka();
         return KafkaSource.<RawRecord>builder()
+                // The client config's security settings first: the job's own settings below win.
+                .setProperties(kafkaProperties(config))
                 .setBootstrapServers(kafka.bootstrap())
                 .setTopics(topic)
                 .setGroupId(kafka.groupId())
@@ -252,12 +256,20 @@ public final class KvRouterJob {
                 .build();
     }
 
-    static <T extends SpecificRecord> KafkaSink<T> kafkaSink(KafkaSettings kafka, String topic, Class<T> type,
+    /** The client config's Kafka settings (security), for every source and sink. */
+    static java.util.Properties kafkaProperties(KvRouterJobConfig config) {
+        java.util.Properties p = new java.util.Properties();
+        p.putAll(config.security().kafka());
+        return p;
+    }
+
+    static <T extends SpecificRecord> KafkaSink<T> kafkaSink(KvRouterJobConfig config, String topic, Class<T> type,
                                                             SerializationSchema<T> key) {
-        Map<String, String> registry = Map.of(RegistrySettings.URL, kafka.schemaRegistryUrl());
+        KafkaSettings kafka = config.kafka();
+        Map<String, String> registry = config.security().registryWith(kafka.schemaRegistryUrl());
         // Analysis outputs, one record per view change: batch them (linger) rather than wake the
         // producer's sender thread for every record.
-        java.util.Properties producer = new java.util.Properties();
+        java.util.Properties producer = kafkaProperties(config);
         producer.setProperty("linger.ms", "20");
         producer.setProperty("batch.size", Integer.toString(256 * 1024));
         return KafkaSink.<T>builder()

@@ -1,18 +1,27 @@
 package dev.kvrouter.schemas.registry;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * How to reach a Confluent-compatible schema registry. Built from the Confluent client's own
  * property names, so a Kafka client configured for Confluent's serializers works unchanged.
  */
 public record RegistrySettings(List<URI> urls, Optional<String> basicAuthUserInfo, Duration connectTimeout,
-                               Duration requestTimeout, int cacheCapacity) {
+                               Duration requestTimeout, int cacheCapacity, Optional<Path> truststore,
+                               Optional<String> truststorePassword) {
 
     /** Comma-separated base URLs, tried in order (Confluent: http://host:8081; Apicurio: .../apis/ccompat/v7). */
     public static final String URL = "schema.registry.url";
@@ -22,6 +31,9 @@ public record RegistrySettings(List<URI> urls, Optional<String> basicAuthUserInf
     public static final String REQUEST_TIMEOUT_MS = "schema.registry.request.timeout.ms";
     /** Schemas and ids kept in memory per client; the least recently used leave first. */
     public static final String CACHE_CAPACITY = "schema.registry.cache.capacity";
+    /** For an https URL: the certificates to trust (PKCS12 or JKS); unset: the JVM's default trust store. */
+    public static final String TRUSTSTORE_LOCATION = "schema.registry.ssl.truststore.location";
+    public static final String TRUSTSTORE_PASSWORD = "schema.registry.ssl.truststore.password";
 
     static final long DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
     static final long DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -29,6 +41,8 @@ public record RegistrySettings(List<URI> urls, Optional<String> basicAuthUserInf
 
     public RegistrySettings {
         urls = List.copyOf(urls);
+        truststore = truststore == null ? Optional.empty() : truststore;
+        truststorePassword = truststorePassword == null ? Optional.empty() : truststorePassword;
         if (urls.isEmpty()) {
             throw new IllegalArgumentException(URL + " must name at least one registry URL");
         }
@@ -85,10 +99,48 @@ public record RegistrySettings(List<URI> urls, Optional<String> basicAuthUserInf
         long connect = positiveLong(config, CONNECT_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, problems);
         long request = positiveLong(config, REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, problems);
         long capacity = positiveLong(config, CACHE_CAPACITY, DEFAULT_CACHE_CAPACITY, problems);
+        Optional<Path> truststore = Optional.ofNullable(config.get(TRUSTSTORE_LOCATION)).map(Object::toString)
+                .filter(s -> !s.isBlank()).map(Path::of);
+        if (truststore.isPresent() && !Files.isReadable(truststore.get())) {
+            problems.add(TRUSTSTORE_LOCATION + ": cannot read " + truststore.get());
+        }
+        Optional<String> truststorePassword = Optional.ofNullable(config.get(TRUSTSTORE_PASSWORD)).map(Object::toString);
         if (problems.size() > before) {
             return null;
         }
-        return new RegistrySettings(urls, auth, Duration.ofMillis(connect), Duration.ofMillis(request), (int) capacity);
+        return new RegistrySettings(urls, auth, Duration.ofMillis(connect), Duration.ofMillis(request), (int) capacity,
+                truststore, truststorePassword);
+    }
+
+    /** The TLS context for https URLs: the trust store's certificates, or the JVM's defaults without one. */
+    public SSLContext sslContext() {
+        if (truststore.isEmpty()) {
+            try {
+                return SSLContext.getDefault();
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("the JVM has no default TLS context", e);
+            }
+        }
+        try (InputStream in = Files.newInputStream(truststore.get())) {
+            KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+            store.load(in, truststorePassword.map(String::toCharArray).orElse(null));
+            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(store);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, trust.getTrustManagers(), null);
+            return context;
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalArgumentException(TRUSTSTORE_LOCATION + ": cannot load " + truststore.get() + " as a trust store ("
+                    + e.getMessage() + "); check " + TRUSTSTORE_PASSWORD, e);
+        }
+    }
+
+    /** Without the secrets: the user info and the trust store's password print as [redacted]. */
+    @Override
+    public String toString() {
+        return "RegistrySettings[urls=" + urls + ", basicAuthUserInfo=" + basicAuthUserInfo.map(u -> "[redacted]").orElse("none")
+                + ", connectTimeout=" + connectTimeout + ", requestTimeout=" + requestTimeout + ", cacheCapacity=" + cacheCapacity
+                + ", truststore=" + truststore.map(Path::toString).orElse("default") + "]";
     }
 
     private static long positiveLong(Map<String, ?> config, String key, long defaultValue, List<String> problems) {

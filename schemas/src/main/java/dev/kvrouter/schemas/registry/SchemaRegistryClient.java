@@ -38,7 +38,7 @@ public final class SchemaRegistryClient {
 
     public SchemaRegistryClient(RegistrySettings settings) {
         this.settings = settings;
-        this.http = HttpClient.newBuilder().connectTimeout(settings.connectTimeout()).build();
+        this.http = HttpClient.newBuilder().connectTimeout(settings.connectTimeout()).sslContext(settings.sslContext()).build();
         this.authorization = settings.basicAuthUserInfo().map(userInfo ->
                 "Basic " + Base64.getEncoder().encodeToString(userInfo.getBytes(StandardCharsets.UTF_8)));
         this.schemaById = new LruCache<>(settings.cacheCapacity());
@@ -193,6 +193,12 @@ public final class SchemaRegistryClient {
         }
         if (status == 409) {
             throw new SchemaRegistryException.Incompatible(text, errorCode);
+        }
+        if (status == 401 || status == 403) {
+            throw new SchemaRegistryException("the schema registry at " + base + " refused to " + what + ": HTTP " + status
+                    + (status == 401 ? " (no or wrong credentials)" : " (the user may not do this)") + ": set "
+                    + RegistrySettings.BASIC_AUTH_USER_INFO + " (user:password, e.g. user:${env:REGISTRY_PASSWORD}) in the"
+                    + " client config (--client-config FILE or $KVR_CLIENT_CONFIG)", status, errorCode, null);
         }
         throw new SchemaRegistryException(text, status, errorCode, null);
     }

@@ -7,6 +7,7 @@ import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import dev.kvrouter.sim.sink.KafkaEventSink;
+import dev.kvrouter.topics.KafkaClients;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -68,7 +69,7 @@ public final class ExplainCommand implements Callable<Integer> {
                 toSeconds == null ? Double.NaN : toSeconds, prefixClass, engine);
         KafkaEventSink.Topics names = KafkaEventSink.Topics.withPrefix(topics.prefix());
         topics.requireServices();
-        Map<String, Object> config = new HashMap<>();
+        Map<String, Object> config = KafkaClients.serdeConfig(topics.clientConfig.load(), Map.of());
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, topics.kafka.value());
         config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
         config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, RegistryAvroDeserializer.class);

@@ -1,12 +1,14 @@
 package dev.kvrouter.sim.sink;
 
 import dev.kvrouter.common.TopicNames;
+import dev.kvrouter.common.config.ClientConfig;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
+import dev.kvrouter.topics.KafkaClients;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -36,7 +38,12 @@ public final class KafkaEventSink implements EventSink {
     private final AtomicReference<Exception> failure = new AtomicReference<>();
 
     public KafkaEventSink(String bootstrap, String registryUrl, Topics topics) {
-        Map<String, Object> config = new HashMap<>();
+        this(bootstrap, registryUrl, topics, ClientConfig.none());
+    }
+
+    /** With the client config's security settings for Kafka and the registry. */
+    public KafkaEventSink(String bootstrap, String registryUrl, Topics topics, ClientConfig client) {
+        Map<String, Object> config = KafkaClients.serdeConfig(client, Map.of());
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
         config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class);

@@ -1,0 +1,264 @@
+package dev.kvrouter.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.kvrouter.balancer.KvRouterClient;
+import dev.kvrouter.bridge.Bridge;
+import dev.kvrouter.bridge.BridgeBench;
+import dev.kvrouter.bridge.BridgeConfig;
+import dev.kvrouter.bridge.VllmEventEncoder;
+import dev.kvrouter.common.config.ClientConfig;
+import dev.kvrouter.contract.RedisRefusedException;
+import dev.kvrouter.contract.RedisSecurity;
+import dev.kvrouter.contract.ViewConnection;
+import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.jobs.view.KvRouterJob;
+import dev.kvrouter.stack.LocalStack;
+import dev.kvrouter.stack.StackAddresses;
+import dev.kvrouter.topics.KafkaClients;
+import dev.kvrouter.topics.TopicApplier;
+import dev.kvrouter.topics.TopicCatalog;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * The secure stack ({@code kvr stack up --secure}): Kafka on SASL_SSL with SCRAM users, Redis on TLS
+ * with an ACL user. The whole path works with the client config, each service refuses a client
+ * without it or with a wrong password with a message saying which service and what to set, and no
+ * secret shows in anything the test produced.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SecureStackITCase {
+
+    private static final Duration WAIT = Duration.ofSeconds(90);
+    private static final String ENGINE = "it-secure";
+    private static final String MODEL = "it-model";
+    private static final String METRICS = """
+            # TYPE vllm:num_requests_running gauge
+            vllm:num_requests_running{model_name="it-model"} 1.0
+            # TYPE vllm:num_requests_waiting gauge
+            vllm:num_requests_waiting{model_name="it-model"} 0.0
+            # TYPE vllm:gpu_cache_usage_perc gauge
+            vllm:gpu_cache_usage_perc{model_name="it-model"} 0.25
+            """;
+
+    /** Shared by the tests: one secure stack for the class (its start makes certificates and users). */
+    @TempDir
+    static Path dir;
+    private LocalStack stack;
+    private StackAddresses addresses;
+    private ClientConfig client;
+    /** Everything the test printed or was told: searched for secrets at the end. */
+    private final ByteArrayOutputStream said = new ByteArrayOutputStream();
+    private final PrintStream out = new PrintStream(said, true, StandardCharsets.UTF_8);
+
+    @BeforeAll
+    void startSecureStack() {
+        stack = new LocalStack(LocalStack.Options.defaults(dir.resolve("stack")).withSecurity(true).withOut(out));
+        addresses = stack.up();
+        client = addresses.client();
+        out.println(addresses + " " + client);
+    }
+
+    @AfterAll
+    void stopStack() {
+        if (stack != null) {
+            stack.down();
+        }
+    }
+
+    @Test
+    void bridgeToKafkaToJobToRedisToPickWorksWithTheClientConfig() throws Exception {
+        assertThat(addresses.redisUrl()).startsWith("rediss://");
+        assertThat(addresses.clientConfig()).isNotEmpty();
+        String prefix = "it-secure-" + System.nanoTime() + ".";
+        try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", addresses.kafkaBootstrap())))) {
+            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
+            assertThat(applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(prefix)))).isEmpty();
+        }
+
+        Map<String, String> job = new LinkedHashMap<>();
+        job.put("kafka.bootstrap", addresses.kafkaBootstrap());
+        job.put("schema-registry.url", addresses.schemaRegistryUrl());
+        job.put("redis.url", addresses.redisUrl());
+        job.put("client-config", addresses.clientConfig());
+        job.put("topics.prefix", prefix);
+        job.put("kafka.group-id", prefix + "job");
+        job.put("kafka.starting-offsets", "earliest");
+        job.put("view.key-prefix", prefix);
+        job.put("job.checkpoint-dir", dir.resolve("checkpoints").toUri().toString());
+        KvRouterJobConfig config = KvRouterJobConfig.from(job);
+        out.println(config);
+        StreamExecutionEnvironment env = KvRouterJob.environment(config, null, new org.apache.flink.configuration.Configuration());
+        KvRouterJob.wire(env, config);
+        JobClient running = env.executeAsync("kv-router secure it");
+
+        HttpServer metrics = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        metrics.createContext("/metrics", exchange -> {
+            byte[] body = METRICS.getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        metrics.start();
+        try (ZContext zmq = new ZContext()) {
+            ZMQ.Socket pub = zmq.createSocket(SocketType.XPUB);
+            int port = pub.bindToRandomPort("tcp://127.0.0.1");
+            Path engines = dir.resolve("engines.yaml");
+            Files.writeString(engines, """
+                    engines:
+                      - id: %s
+                        model: %s
+                        events: tcp://127.0.0.1:%d
+                        metrics: http://127.0.0.1:%d/metrics
+                    """.formatted(ENGINE, MODEL, port, metrics.getAddress().getPort()));
+            BridgeConfig bridgeConfig = BridgeConfig.from(Map.of("kafka.bootstrap", addresses.kafkaBootstrap(),
+                    "schema-registry.url", addresses.schemaRegistryUrl(), "topics.prefix", prefix, "engines.file", engines.toString(),
+                    "client-config", addresses.clientConfig(), "report.interval", "1 h"));
+            out.println(bridgeConfig);
+            Bridge.checkTopics(bridgeConfig, Duration.ofSeconds(30));
+            int[] tokens = new java.util.Random(7).ints(64, 1, 30_000).toArray();
+            List<Long> hashes = VllmEventEncoder.hashes(11, 4);
+            try (Bridge bridge = Bridge.start(bridgeConfig, out::println);
+                 KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(addresses.redisUrl()).withKeyPrefix(prefix)
+                         .withSecurity(RedisSecurity.fromConfig(client.redis())).observing())) {
+                BridgeBench.awaitSubscription(pub, Duration.ofSeconds(30));
+                byte[] payload = VllmEventEncoder.batch(System.currentTimeMillis() / 1000.0, List.of(
+                        VllmEventEncoder.blockStored(hashes, null, tokens, 16, null, "GPU", null, null, 0, null, null)),
+                        0, VllmEventEncoder.Encoding.MAP, false);
+                List<byte[]> frames = VllmEventEncoder.frames("", 0, payload);
+                pub.sendMore(frames.get(0));
+                pub.sendMore(frames.get(1));
+                pub.send(frames.get(2));
+
+                KvRouterClient.Pick pick = null;
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (System.nanoTime() < deadline) {
+                    pick = router.pick(MODEL, null, tokens, List.of());
+                    if (ENGINE.equals(pick.engineId()) && pick.matchedBlocks() == 4) {
+                        break;
+                    }
+                    Thread.sleep(250);
+                }
+                out.println(pick);
+                assertThat(pick).isNotNull();
+                assertThat(pick.engineId()).isEqualTo(ENGINE);
+                assertThat(pick.matchedBlocks()).as("the engine's 4 blocks, through the bridge, Kafka, the job and Redis").isEqualTo(4);
+            }
+        } finally {
+            metrics.stop(0);
+            running.cancel().get(60, TimeUnit.SECONDS);
+        }
+        assertNoSecretIn();
+    }
+
+    @Test
+    void kafkaRefusesAClientWithoutCredentialsOrWithAWrongPasswordAndSaysWhatToSet() {
+        String plain = refusal(ClientConfig.none());
+        assertThat(plain).contains("Kafka at " + addresses.kafkaBootstrap()).contains("security.protocol").contains("--client-config");
+
+        Map<String, String> wrong = new HashMap<>(client.all());
+        wrong.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"kvr\" password=\"not-it\";");
+        String wrongPassword = refusal(ClientConfig.of(wrong));
+        assertThat(wrongPassword).contains("Kafka at " + addresses.kafkaBootstrap()).contains("refused the credentials")
+                .contains("sasl.jaas.config").doesNotContain("not-it");
+        out.println(plain + "\n" + wrongPassword);
+        assertNoSecretIn();
+    }
+
+    @Test
+    void redisRefusesAClientWithoutCredentialsOrWithAWrongPasswordAndSaysWhatToSet() {
+        RedisSecurity good = RedisSecurity.fromConfig(client.redis());
+        RedisSecurity noPassword = new RedisSecurity(null, null, true, good.truststore(), good.truststorePassword(), "full");
+        assertThatThrownBy(() -> open(noPassword))
+                .isInstanceOf(RedisRefusedException.class)
+                .hasMessageContaining("Redis at " + addresses.redisUrl() + " requires authentication")
+                .hasMessageContaining("redis.user").hasMessageContaining("redis.password")
+                .satisfies(e -> out.println(e.getMessage()));
+        RedisSecurity wrongPassword = new RedisSecurity(good.user(), "not-it", true, good.truststore(), good.truststorePassword(), "full");
+        assertThatThrownBy(() -> open(wrongPassword))
+                .isInstanceOf(RedisRefusedException.class)
+                .hasMessageContaining("refused the credentials of user 'kvr'")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("not-it"))
+                .satisfies(e -> out.println(e.getMessage()));
+        RedisSecurity untrusted = new RedisSecurity(good.user(), good.password(), true, null, null, "full");
+        assertThatThrownBy(() -> open(untrusted))
+                .isInstanceOf(RedisRefusedException.class)
+                .hasMessageContaining("TLS handshake failed").hasMessageContaining("redis.ssl.truststore.location")
+                .satisfies(e -> out.println(e.getMessage()));
+        try (ViewConnection c = open(good)) {
+            assertThat(c.sync().ping()).isEqualTo("PONG");
+        }
+        assertNoSecretIn();
+    }
+
+    private ViewConnection open(RedisSecurity security) {
+        return ViewConnection.open(addresses.redisUrl(), security, Duration.ofSeconds(2), Duration.ofSeconds(5), 16);
+    }
+
+    /** What our code says when an admin client with these settings lists the topics. */
+    private String refusal(ClientConfig settings) {
+        try (Admin admin = Admin.create(KafkaClients.config(settings, Map.of("bootstrap.servers", addresses.kafkaBootstrap(),
+                "default.api.timeout.ms", 8000, "request.timeout.ms", 8000)))) {
+            admin.listTopics(new ListTopicsOptions().timeoutMs(8000)).names().get(15, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            return KafkaClients.explain(addresses.kafkaBootstrap(), e);
+        }
+        throw new AssertionError("Kafka answered a client with " + settings);
+    }
+
+    /** No password of the stack in the stack's logs or in anything the test printed or was told. */
+    private void assertNoSecretIn() {
+        Path secrets = dir.resolve("stack").resolve("secure").resolve("secrets");
+        List<String> values = new ArrayList<>();
+        try (Stream<Path> files = Files.list(secrets)) {
+            for (Path f : files.toList()) {
+                values.add(Files.readString(f).trim());
+            }
+        } catch (IOException e) {
+            throw new AssertionError("cannot read " + secrets, e);
+        }
+        assertThat(values).hasSize(5).allSatisfy(v -> assertThat(v).hasSizeGreaterThan(16));
+        StringBuilder produced = new StringBuilder(said.toString(StandardCharsets.UTF_8));
+        try (Stream<Path> logs = Files.walk(dir.resolve("stack").resolve("logs"))) {
+            for (Path log : logs.filter(Files::isRegularFile).toList()) {
+                produced.append(Files.readString(log, StandardCharsets.ISO_8859_1));
+            }
+            produced.append(Files.readString(dir.resolve("stack").resolve("secure").resolve("keytool.log")));
+            produced.append(Files.readString(Path.of(addresses.clientConfig())));
+        } catch (IOException e) {
+            throw new AssertionError("cannot read the stack's logs", e);
+        }
+        assertThat(produced.length()).isGreaterThan(1000);
+        for (String secret : values) {
+            assertThat(produced.indexOf(secret)).as("a secret in what the test produced").isEqualTo(-1);
+        }
+    }
+}
