@@ -15,6 +15,9 @@ import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewConnection;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.view.KvRouterJob;
+import dev.kvrouter.schemas.registry.RegistrySettings;
+import dev.kvrouter.schemas.registry.SchemaRegistryClient;
+import dev.kvrouter.schemas.registry.SchemaRegistryException;
 import dev.kvrouter.stack.LocalStack;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.topics.KafkaClients;
@@ -50,7 +53,7 @@ import org.zeromq.ZMQ;
 
 /**
  * The secure stack ({@code kvr stack up --secure}): Kafka on SASL_SSL with SCRAM users, Redis on TLS
- * with an ACL user. The whole path works with the client config, each service refuses a client
+ * with an ACL user, the registry behind TLS and basic auth. The whole path works with the client config, each service refuses a client
  * without it or with a wrong password with a message saying which service and what to set, and no
  * secret shows in anything the test produced.
  */
@@ -217,6 +220,42 @@ class SecureStackITCase {
             assertThat(c.sync().ping()).isEqualTo("PONG");
         }
         assertNoSecretIn();
+    }
+
+    @Test
+    void theRegistryRefusesAClientWithoutCredentialsOrWithAWrongPasswordAndSaysWhatToSet() {
+        assertThat(addresses.schemaRegistryUrl()).startsWith("https://");
+        assertThat(registry(client.registry()).subjects()).isNotNull();
+
+        Map<String, String> noCredentials = new HashMap<>(client.registry());
+        noCredentials.remove("basic.auth.user.info");
+        assertThatThrownBy(() -> registry(noCredentials).subjects())
+                .isInstanceOf(SchemaRegistryException.class)
+                .hasMessageContaining("the schema registry at " + addresses.schemaRegistryUrl())
+                .hasMessageContaining("HTTP 401").hasMessageContaining("basic.auth.user.info")
+                .satisfies(e -> out.println(e.getMessage()));
+        Map<String, String> wrongPassword = new HashMap<>(client.registry());
+        wrongPassword.put("basic.auth.user.info", "kvr:not-it");
+        assertThatThrownBy(() -> registry(wrongPassword).subjects())
+                .isInstanceOf(SchemaRegistryException.class)
+                .hasMessageContaining("HTTP 401 (no or wrong credentials)")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("not-it"))
+                .satisfies(e -> out.println(e.getMessage()));
+        Map<String, String> untrusted = new HashMap<>(client.registry());
+        untrusted.remove("schema.registry.ssl.truststore.location");
+        assertThatThrownBy(() -> registry(untrusted).subjects())
+                .isInstanceOf(SchemaRegistryException.Unreachable.class)
+                .hasMessageContaining("SSLHandshakeException")
+                .satisfies(e -> out.println(e.getMessage()));
+        assertNoSecretIn();
+    }
+
+    private SchemaRegistryClient registry(Map<String, String> settings) {
+        Map<String, String> withUrl = new HashMap<>(settings);
+        withUrl.put(RegistrySettings.URL, addresses.schemaRegistryUrl());
+        RegistrySettings parsed = RegistrySettings.fromConfig(withUrl);
+        out.println(parsed);
+        return new SchemaRegistryClient(parsed);
     }
 
     private ViewConnection open(RedisSecurity security) {

@@ -38,9 +38,20 @@ final class ApicurioRegistry {
     }
 
     static boolean answers(String url) {
+        return answers(url, null);
+    }
+
+    /** True when the registry lists its subjects; through the secure stack's gateway (TLS, basic auth) with {@code security}. */
+    static boolean answers(String url, StackSecurity security) {
+        HttpClient http = security == null ? HTTP
+                : HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).sslContext(security.sslContext()).build();
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url + "/subjects")).timeout(Duration.ofSeconds(3)).GET();
+        if (security != null) {
+            request.header("Authorization", "Basic " + java.util.Base64.getEncoder().encodeToString(
+                    (StackSecurity.CLIENT_USER + ":" + security.secret("registry-password")).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        }
         try {
-            HttpResponse<Void> response = HTTP.send(HttpRequest.newBuilder(URI.create(url + "/subjects"))
-                    .timeout(Duration.ofSeconds(3)).GET().build(), HttpResponse.BodyHandlers.discarding());
+            HttpResponse<Void> response = http.send(request.build(), HttpResponse.BodyHandlers.discarding());
             return response.statusCode() == 200;
         } catch (IOException e) {
             return false;

@@ -157,19 +157,27 @@ public final class LocalStack {
 
         StackSecurity security = options.secure() ? StackSecurity.create(dir) : null;
         String bootstrap = "127.0.0.1:" + kafkaPort;
-        String registryUrl = "http://127.0.0.1:" + registryPort + ApicurioRegistry.CCOMPAT_PATH;
+        String apicurioUrl = "http://127.0.0.1:" + registryPort;
+        // A secure stack's registry is reached through the gateway (TLS, basic auth) on a port of its own.
+        int gatewayPort = security != null ? Ports.free() : 0;
+        String registryUrl = (security != null ? "https://127.0.0.1:" + gatewayPort : apicurioUrl) + ApicurioRegistry.CCOMPAT_PATH;
         String redisUrl = (security != null ? "rediss" : "redis") + "://127.0.0.1:" + redisPort;
         Map<String, Object> kafkaClient = security != null ? security.client().kafka() : Map.of();
         try {
             // The registry is the slowest to boot; it starts while the broker's log dir is formatted.
             state.recordProcess(Service.REGISTRY,
                     ApicurioRegistry.start(dir, runnerJar, registryPort, registryManagementPort, marker).toHandle());
+            if (security != null) {
+                // Found and stopped by the stack's marker, as every JVM of the stack.
+                Processes.startDetached(RegistryGateway.command(gatewayPort, apicurioUrl, security, marker), dir,
+                        dir.resolve("logs").resolve("registry-gateway.log"));
+            }
             state.recordProcess(Service.REDIS, RedisServer.start(dir, redisExecutable, redisPort, security).toHandle());
             state.recordProcess(Service.KAFKA, KafkaBroker.start(dir, kafkaPort, controllerPort, marker, true, security).toHandle());
 
             Map<Service, BooleanSupplier> checks = new EnumMap<>(Service.class);
             checks.put(Service.KAFKA, () -> KafkaBroker.answers(bootstrap, kafkaClient));
-            checks.put(Service.REGISTRY, () -> ApicurioRegistry.answers(registryUrl));
+            checks.put(Service.REGISTRY, () -> ApicurioRegistry.answers(registryUrl, security));
             checks.put(Service.REDIS, () -> RedisServer.answers("127.0.0.1", redisPort, security));
             awaitReady(state, checks);
         } catch (RuntimeException e) {
@@ -278,7 +286,7 @@ public final class LocalStack {
         }
         return switch (service) {
             case KAFKA -> KafkaBroker.answers(a.get().kafkaBootstrap(), security == null ? Map.of() : security.client().kafka());
-            case REGISTRY -> ApicurioRegistry.answers(a.get().schemaRegistryUrl());
+            case REGISTRY -> ApicurioRegistry.answers(a.get().schemaRegistryUrl(), security);
             case REDIS -> RedisServer.answers("127.0.0.1", state.port(Service.REDIS).orElse(-1), security);
         };
     }
