@@ -1,6 +1,7 @@
 package dev.kvrouter.stack;
 
 import dev.kvrouter.common.config.ClientConfig;
+import dev.kvrouter.common.config.TrustStores;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -20,7 +21,6 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * The secure stack's material, in {@code <state>/secure}: a certificate authority and a server
@@ -146,14 +146,8 @@ final class StackSecurity {
 
     /** A TLS context trusting the stack's CA. */
     SSLContext sslContext() {
-        try (InputStream in = Files.newInputStream(truststore())) {
-            KeyStore store = KeyStore.getInstance("PKCS12");
-            store.load(in, storePassword().toCharArray());
-            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            trust.init(store);
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, trust.getTrustManagers(), null);
-            return context;
+        try {
+            return TrustStores.sslContext(truststore(), storePassword());
         } catch (IOException | GeneralSecurityException e) {
             throw new IllegalStateException("cannot load " + truststore(), e);
         }

@@ -1,19 +1,17 @@
 package dev.kvrouter.schemas.registry;
 
+import dev.kvrouter.common.config.TrustStores;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * How to reach a Confluent-compatible schema registry. Built from the Confluent client's own
@@ -121,14 +119,8 @@ public record RegistrySettings(List<URI> urls, Optional<String> basicAuthUserInf
                 throw new IllegalStateException("the JVM has no default TLS context", e);
             }
         }
-        try (InputStream in = Files.newInputStream(truststore.get())) {
-            KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
-            store.load(in, truststorePassword.map(String::toCharArray).orElse(null));
-            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            trust.init(store);
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, trust.getTrustManagers(), null);
-            return context;
+        try {
+            return TrustStores.sslContext(truststore.get(), truststorePassword.orElse(null));
         } catch (IOException | GeneralSecurityException e) {
             throw new IllegalArgumentException(TRUSTSTORE_LOCATION + ": cannot load " + truststore.get() + " as a trust store ("
                     + e.getMessage() + "); check " + TRUSTSTORE_PASSWORD, e);
