@@ -50,6 +50,12 @@ public final class LocalStackExtension implements BeforeAllCallback, ParameterRe
 
         static RunningStack start() {
             Optional<StackAddresses> given = StackAddresses.fromEnv(System.getenv());
+            if (given.isPresent() && !given.get().clientConfig().isEmpty()) {
+                // The tests' own clients connect in plaintext: against a secure stack they would only time out.
+                throw new IllegalStateException("the environment names a secure stack (" + StackAddresses.CLIENT_CONFIG
+                        + " is set): the ITCases need a plaintext one; unset the stack's variables to start a private one "
+                        + "(SecureStackITCase starts its own secure stack)");
+            }
             if (given.isPresent()) {
                 return new RunningStack(given.get(), Optional.empty(), Optional.empty());
             }
