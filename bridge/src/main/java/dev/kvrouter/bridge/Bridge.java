@@ -148,10 +148,18 @@ public final class Bridge implements AutoCloseable {
      */
     public static void checkTopics(BridgeConfig config, Duration timeout) {
         List<String> topics = List.of(config.topic(TopicNames.KV_EVENTS), config.topic(TopicNames.ENGINE_LOAD), config.topic(TopicNames.DEAD_LETTER));
-        try (Admin admin = Admin.create(KafkaClients.config(config.client(), Map.of(
-                "bootstrap.servers", config.kafkaBootstrap(), "default.api.timeout.ms", (int) timeout.toMillis(),
-                "request.timeout.ms", (int) timeout.toMillis())))) {
-            Set<String> existing = admin.listTopics().names().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        // The producer's own connection settings (the client config's, and security given as producer.*
+        // overrides) reach the brokers the same way for this check.
+        Map<String, Object> admin = KafkaClients.config(config.client(), Map.of());
+        config.producerOverrides().forEach((k, v) -> {
+            if (k.startsWith("security.") || k.startsWith("sasl.") || k.startsWith("ssl.")) {
+                admin.put(k, v);
+            }
+        });
+        admin.putAll(Map.of("bootstrap.servers", config.kafkaBootstrap(), "default.api.timeout.ms", (int) timeout.toMillis(),
+                "request.timeout.ms", (int) timeout.toMillis()));
+        try (Admin kafka = Admin.create(admin)) {
+            Set<String> existing = kafka.listTopics().names().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             List<String> missing = topics.stream().filter(t -> !existing.contains(t)).toList();
             if (!missing.isEmpty()) {
                 throw new IllegalStateException("Kafka at " + config.kafkaBootstrap() + " has no topic " + String.join(", ", missing)

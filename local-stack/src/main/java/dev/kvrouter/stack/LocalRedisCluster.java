@@ -17,6 +17,7 @@ public final class LocalRedisCluster implements AutoCloseable {
 
     private final List<Process> nodes = new ArrayList<>();
     private final List<Integer> ports = new ArrayList<>();
+    private StackSecurity security;
 
     private LocalRedisCluster() {}
 
@@ -26,31 +27,58 @@ public final class LocalRedisCluster implements AutoCloseable {
 
     /** {@code primaries} primaries, each with {@code replicasEach} replicas (a failover promotes one). */
     public static LocalRedisCluster start(int primaries, int replicasEach, Path dir) {
+        return start(primaries, replicasEach, dir, false);
+    }
+
+    /**
+     * A cluster whose nodes take TLS only (the cluster bus too) and one ACL user, the default user
+     * off, as the secure stack's Redis: {@link #clientConfig()} holds the settings to reach it.
+     */
+    public static LocalRedisCluster startSecure(int primaries, Path dir) {
+        return start(primaries, 0, dir, true);
+    }
+
+    private static LocalRedisCluster start(int primaries, int replicasEach, Path dir, boolean secure) {
         LocalRedisCluster cluster = new LocalRedisCluster();
         try {
             Path redisServer = RedisServer.ensureExecutable(System.err);
             Path redisCli = redisServer.resolveSibling("redis-cli");
             Files.createDirectories(dir);
+            StackSecurity security = secure ? StackSecurity.create(dir) : null;
+            cluster.security = security;
             for (int i = 0; i < primaries * (1 + replicasEach); i++) {
                 int port = Ports.free();
                 Path nodeDir = Files.createDirectories(dir.resolve("node-" + port));
                 cluster.ports.add(port);
-                cluster.nodes.add(Processes.startDetached(List.of(redisServer.toString(),
-                        "--port", Integer.toString(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                List<String> command = new ArrayList<>(List.of(redisServer.toString(),
+                        "--bind", "127.0.0.1", "--cluster-enabled", "yes",
                         "--cluster-config-file", nodeDir.resolve("nodes.conf").toString(), "--dir", nodeDir.toString(),
-                        "--save", "", "--appendonly", "no"), nodeDir, nodeDir.resolve("redis.log")));
+                        "--save", "", "--appendonly", "no"));
+                if (security == null) {
+                    command.addAll(List.of("--port", Integer.toString(port)));
+                } else {
+                    // The password only as its hash, so it is on no command line.
+                    command.addAll(List.of("--port", "0", "--tls-port", Integer.toString(port), "--tls-cluster", "yes",
+                            "--tls-replication", "yes", "--tls-cert-file", security.redisCertificate().toString(),
+                            "--tls-key-file", security.redisKey().toString(), "--tls-ca-cert-file", security.caCertificate().toString(),
+                            "--tls-auth-clients", "no", "--user", "default", "off",
+                            "--user", StackSecurity.CLIENT_USER, "on", "#" + security.sha256("redis-password"), "~*", "&*", "+@all"));
+                }
+                cluster.nodes.add(Processes.startDetached(command, nodeDir, nodeDir.resolve("redis.log")));
             }
             for (int port : cluster.ports) {
-                await(() -> RedisServer.answers("127.0.0.1", port), "node " + port);
+                await(() -> RedisServer.answers("127.0.0.1", port, security), "node " + port);
             }
             List<String> create = new ArrayList<>(List.of(redisCli.toString(), "--cluster", "create"));
             cluster.ports.forEach(p -> create.add("127.0.0.1:" + p));
             create.addAll(List.of("--cluster-replicas", Integer.toString(replicasEach), "--cluster-yes"));
-            int exit = Processes.runToCompletion(create, dir, dir.resolve("create.log"), Duration.ofSeconds(60));
+            create.addAll(cluster.cliSecurity());
+            int exit = Processes.runToCompletion(create, dir, dir.resolve("create.log"), Duration.ofSeconds(60),
+                    cluster.cliEnvironment());
             if (exit != 0) {
                 throw new IllegalStateException("redis-cli --cluster create failed:\n" + Processes.tail(dir.resolve("create.log"), 20));
             }
-            await(() -> clusterOk(redisCli, cluster.ports.get(0), dir), "cluster_state:ok");
+            await(() -> cluster.clusterOk(redisCli, cluster.ports.get(0), dir), "cluster_state:ok");
             return cluster;
         } catch (IOException e) {
             cluster.close();
@@ -70,15 +98,33 @@ public final class LocalRedisCluster implements AutoCloseable {
         return List.copyOf(ports);
     }
 
-    private static boolean clusterOk(Path redisCli, int port, Path dir) {
+    /** The client config of a secure cluster ({@code redis.*}: user, password by file, TLS, trust store); null for a plain one. */
+    public Path clientConfig() {
+        return security == null ? null : security.clientConfig();
+    }
+
+    /** redis-cli's TLS flags for a secure cluster (its password goes by the environment, see {@link #cliEnvironment()}). */
+    private List<String> cliSecurity() {
+        return security == null ? List.of()
+                : List.of("--tls", "--cacert", security.caCertificate().toString(), "--user", StackSecurity.CLIENT_USER);
+    }
+
+    /** REDISCLI_AUTH for a secure cluster: redis-cli reads the password there, not from its command line. */
+    private java.util.Map<String, String> cliEnvironment() {
+        return security == null ? java.util.Map.of() : java.util.Map.of("REDISCLI_AUTH", security.secret("redis-password"));
+    }
+
+    private boolean clusterOk(Path redisCli, int port, Path dir) {
         Path out = dir.resolve("cluster-info.log");
         try {
             Files.deleteIfExists(out);
         } catch (IOException e) {
             return false;
         }
-        Processes.runToCompletion(List.of(redisCli.toString(), "-p", Integer.toString(port), "cluster", "info"), dir, out,
-                Duration.ofSeconds(10));
+        List<String> info = new ArrayList<>(List.of(redisCli.toString(), "-p", Integer.toString(port)));
+        info.addAll(cliSecurity());
+        info.addAll(List.of("cluster", "info"));
+        Processes.runToCompletion(info, dir, out, Duration.ofSeconds(10), cliEnvironment());
         try {
             return Files.readString(out).contains("cluster_state:ok");
         } catch (IOException e) {

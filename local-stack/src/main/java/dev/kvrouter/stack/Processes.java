@@ -27,6 +27,11 @@ final class Processes {
      * ran {@code up} does not take the stack down with it.
      */
     static Process startDetached(List<String> command, Path workDir, Path logFile) {
+        return startDetached(command, workDir, logFile, java.util.Map.of());
+    }
+
+    /** As {@link #startDetached(List, Path, Path)}, with these variables added to its environment (a password, say). */
+    static Process startDetached(List<String> command, Path workDir, Path logFile, java.util.Map<String, String> environment) {
         List<String> full = new ArrayList<>();
         if (Files.isExecutable(SETSID)) {
             full.add(SETSID.toString());
@@ -37,6 +42,7 @@ final class Processes {
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+        pb.environment().putAll(environment);
         try {
             return pb.start();
         } catch (IOException e) {
@@ -46,7 +52,12 @@ final class Processes {
 
     /** Runs a command to completion (bounded), output to a log; returns its exit code. */
     static int runToCompletion(List<String> command, Path workDir, Path logFile, Duration timeout) {
-        Process p = startDetached(command, workDir, logFile);
+        return runToCompletion(command, workDir, logFile, timeout, java.util.Map.of());
+    }
+
+    /** As {@link #runToCompletion(List, Path, Path, Duration)}, with these variables added to its environment. */
+    static int runToCompletion(List<String> command, Path workDir, Path logFile, Duration timeout, java.util.Map<String, String> environment) {
+        Process p = startDetached(command, workDir, logFile, environment);
         try {
             if (!p.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();

@@ -1,6 +1,12 @@
 package dev.kvrouter.contract;
 
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import javax.net.ssl.SSLException;
 
 /**
@@ -18,7 +24,18 @@ public final class RedisRefusedException extends RuntimeException {
     static RuntimeException explain(String url, RedisSecurity security, RuntimeException failure) {
         String where = "Redis at " + RedisSecurity.redactUrl(url);
         String how = " (client config: --client-config FILE or $KVR_CLIENT_CONFIG)";
-        for (Throwable t = failure; t != null; t = t.getCause()) {
+        // A cluster's connect reports each seed's failure as a suppressed exception: look there too.
+        Deque<Throwable> pending = new ArrayDeque<>(List.of(failure));
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        while (!pending.isEmpty() && seen.size() < 64) {
+            Throwable t = pending.poll();
+            if (!seen.add(t)) {
+                continue;
+            }
+            if (t.getCause() != null) {
+                pending.add(t.getCause());
+            }
+            pending.addAll(List.of(t.getSuppressed()));
             String m = String.valueOf(t.getMessage());
             String upper = m.toUpperCase(Locale.ROOT);
             if (upper.startsWith("NOAUTH") || upper.contains("NOAUTH ")) {
