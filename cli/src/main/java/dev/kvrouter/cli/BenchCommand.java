@@ -18,7 +18,7 @@ import picocli.CommandLine.Option;
 public final class BenchCommand {
 
     @Command(name = "pick", mixinStandardHelpOptions = true,
-            description = "kvr_pick p50/p99 latency and picks/s for prompts of 8, 64 and 512 blocks, beside a raw GET of one key.")
+            description = "kvr_pick p50/p99 latency and picks/s for prompts of 8, 64, 512 and 2,048 blocks, beside a raw GET of one key.")
     static final class Pick implements Callable<Integer> {
         @Option(names = "--iterations", defaultValue = "20000", description = "Picks per case (default: ${DEFAULT-VALUE}).")
         int iterations;
@@ -38,8 +38,9 @@ public final class BenchCommand {
 
     @Command(name = "ingest", mixinStandardHelpOptions = true,
             description = "Block-entry updates/s through Kafka -> Flink -> Redis beside raw pipelined Redis writes of the same "
-                    + "entries; Redis bytes per entry; how long the view takes to come back after its keys are flushed; "
-                    + "freshness (event time -> visible) at half the measured rate.")
+                    + "entries; CPU-us per entry of the job, of the raw writer and of Redis (process accounting); Redis bytes "
+                    + "per entry; how long the view takes to come back after its keys are flushed; freshness (event time -> "
+                    + "visible) at half the measured rate.")
     static final class Ingest implements Callable<Integer> {
         @Option(names = "--entries", defaultValue = "200000", description = "Block entries to ingest (default: ${DEFAULT-VALUE}).")
         int entries;

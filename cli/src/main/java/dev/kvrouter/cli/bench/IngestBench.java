@@ -82,9 +82,11 @@ final class IngestBench {
             // 1. The ceiling: the same entries written straight to Redis, pipelined, from one client.
             ViewLayout raw = new ViewLayout("bench-raw-" + id + ":");
             long memBefore = usedMemory(redis);
+            Cpu rawCpu = Cpu.now(redis);
             long t0 = System.nanoTime();
             rawWrite(c, raw, w.entries);
             double rawSeconds = (System.nanoTime() - t0) / 1e9;
+            Cpu rawSpent = Cpu.now(redis).minus(rawCpu);
             long rawBytes = usedMemory(redis) - memBefore;
             deleteAll(redis, raw.prefix());
 
@@ -124,6 +126,7 @@ final class IngestBench {
                         Thread.sleep(5);
                     }
                     long steadyStart = System.nanoTime();
+                    Cpu drainCpu = Cpu.now(redis);
                     for (Planned last : w.lastPerEngine(plan)) {
                         while (redis.hexists(last.lastKey(), last.lastField()) == Boolean.FALSE) {
                             bounded(jobStart, Duration.ofMinutes(10), "the last entries");
@@ -131,6 +134,7 @@ final class IngestBench {
                         }
                     }
                     double steadySeconds = (System.nanoTime() - steadyStart) / 1e9;
+                    Cpu drainSpent = Cpu.now(redis).minus(drainCpu);
                     double allSeconds = (System.nanoTime() - jobStart) / 1e9;
                     long viewBytes = usedMemory(redis) - memBeforeView;
                     double rawRate = total / rawSeconds;
@@ -141,6 +145,10 @@ final class IngestBench {
                     out.printf("%-44s %12.1f s (job start to last entry, start-up included)%n", "whole backlog", allSeconds);
                     out.printf("%-44s %12.1f bytes/entry (raw layout: %.1f)%n", "Redis memory per (block, engine) entry",
                             (double) viewBytes / total, (double) rawBytes / total);
+                    out.printf("%-44s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the job over the drain (this JVM)",
+                            drainSpent.jvmMicros() / total, drainSpent.redisMicros() / total);
+                    out.printf("%-44s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the raw writer (this JVM)",
+                            rawSpent.jvmMicros() / total, rawSpent.redisMicros() / total);
 
                     // 3. Redis loses the view: every key of it deleted, as FLUSHALL or a Redis restarted empty
                     //    would (the job's probe finds its resynced_ms stamp gone), then every entry written again
@@ -156,6 +164,29 @@ final class IngestBench {
             deleteAll(redis, viewPrefix);
         } finally {
             redisClient.shutdown();
+        }
+    }
+
+    /**
+     * CPU time from process accounting, which a busy box does not move (unlike a rate): this JVM's
+     * (the job runs in it, in a MiniCluster; during the drain nothing else of the bench works but a
+     * poll every 20 ms) and the Redis server's own ({@code INFO cpu}, user + system).
+     */
+    private record Cpu(double jvmMicros, double redisMicros) {
+        static Cpu now(RedisCommands<String, String> redis) {
+            long jvmNanos = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                    .getProcessCpuTime();
+            double redisSeconds = 0;
+            for (String line : redis.info("cpu").split("\r?\n")) {
+                if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+                    redisSeconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+                }
+            }
+            return new Cpu(jvmNanos / 1e3, redisSeconds * 1e6);
+        }
+
+        Cpu minus(Cpu before) {
+            return new Cpu(jvmMicros - before.jvmMicros, redisMicros - before.redisMicros);
         }
     }
 

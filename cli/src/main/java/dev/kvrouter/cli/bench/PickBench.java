@@ -66,7 +66,7 @@ final class PickBench {
             Random random = new Random(1);
             try (KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security).withKeyPrefix(prefix)
                     .withMaxViewAge(Duration.ofHours(1)))) {
-                for (int blocks : new int[] {8, 64, 512}) {
+                for (int blocks : new int[] {8, 64, 512, 2048}) {
                     List<long[]> chains = new ArrayList<>();
                     for (int p = 0; p < PROMPTS; p++) {
                         long[] chain = random.longs(blocks).toArray();
