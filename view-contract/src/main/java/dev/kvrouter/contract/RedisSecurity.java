@@ -97,7 +97,8 @@ public record RedisSecurity(String user, String password, boolean tls, String tr
 
     /** The URL with any user info replaced, for messages. */
     public static String redactUrl(String url) {
-        return url == null ? null : url.replaceAll("//[^/@,]*@", "//[redacted]@");
+        // Every seed of a cluster URL may carry its own.
+        return url == null ? null : url.replaceAll("(//|,)[^/@,]*@", "$1[redacted]@");
     }
 
     /** Applies the credentials and TLS to one node's URI. */
