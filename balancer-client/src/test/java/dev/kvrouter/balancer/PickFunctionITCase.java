@@ -21,6 +21,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -117,6 +118,28 @@ class PickFunctionITCase {
         Pick cold = pick(router, chain);
         assertThat(cold.reason()).as("exp(-4) < the 0.05 floor").isEqualTo("COLD");
         assertThat(cold.engineId()).as("least loaded").isEqualTo("e3");
+    }
+
+    @Test
+    void pastTheFirstBlockADecayedOrHalvedEntryEndsTheRunAndARunsConfidenceIsItsLastBlocks() {
+        // e3 unsynced: its entries count at half confidence.
+        redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", 0, 0, 500, TAU, 1, true, now, EngineEntry.BOTH).encode());
+        for (int position = 1; position <= 4; position++) {
+            long e1 = position == 3 ? now - (long) (3.5 * TAU) : now; // exp(-3.5) = 0.030 < the 0.05 floor
+            long e2 = position == 4 ? now - 2 * TAU : now;              // exp(-2) = 0.135
+            long e3 = position == 2 ? now - (long) (2.5 * TAU) : now;   // exp(-2.5) / 2 = 0.041 < the floor
+            redis.hset(layout.groupKey(ViewLayout.tag(chain, position, 2)), ViewLayout.hex(chain[position - 1]),
+                    ViewLayout.holder("e1", e1, 1) + "," + ViewLayout.holder("e2", e2, 1) + "," + ViewLayout.holder("e3", e3, 1));
+        }
+        Pick p = pick(router, chain);
+        assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::bestHolderBlocks).containsExactly("e2", 4, 4);
+        assertThat(p.confidence()).as("its 4th block's, stored 2 tau ago").isCloseTo(Math.exp(-2), Offset.offset(0.002));
+
+        // Without e2, e1's run (2 blocks, ended by its decayed 3rd) beats e3's (1 block, ended by its halved 2nd).
+        redis.hdel(layout.enginesKey(), "e2");
+        Pick q = pick(router, chain);
+        assertThat(q).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly("e1", 2);
+        assertThat(q.confidence()).isGreaterThan(0.99);
     }
 
     @Test

@@ -31,20 +31,18 @@ local function holders(v)
   return h
 end
 
--- One engine's entry in a block field, without parsing the others: {stored, epoch} or nil.
-local function holder_of(v, id)
-  if not v then return nil end
+-- One engine's entry in a block field, without parsing the others: its stored_ms and epoch, both in
+-- base 36, or nil. `lead` is "<engine>=" and `mid` ",<engine>=" (made once per engine, not per block).
+local function holder_of(v, lead, mid)
   local at
-  if string.sub(v, 1, #id + 1) == id .. '=' then
-    at = #id + 2
+  if string.sub(v, 1, #lead) == lead then
+    at = #lead + 1
   else
-    local s = string.find(v, ',' .. id .. '=', 1, true)
+    local s = string.find(v, mid, 1, true)
     if not s then return nil end
-    at = s + #id + 2
+    at = s + #mid
   end
-  local stored, epoch = string.match(v, '^(%w+)%.(%w+)', at)
-  if not stored then return nil end
-  return {stored = tonumber(stored, 36), epoch = tostring(tonumber(epoch, 36))}
+  return string.match(v, '^(%w+)%.(%w+)', at)
 end
 
 -- A non-negative integer in base 36 (block fields' numbers).
@@ -653,37 +651,72 @@ local NO_VIEW = {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0', 0}
 -- read from the view's groups.
 local function match_in_view(h, group1, group_rest, hashes)
   local n = #hashes
-  local engines, now = h.engines, h.now
+  local engines, now, floor, horizon = h.engines, h.now, h.floor, h.horizon
+  -- An entry counts while its confidence exp(-age/tau) (halved for an unsynced engine) is at least
+  -- the floor and its age at most the horizon.
+  local function confidence(e, stored)
+    local x = (now - stored) / e.tau
+    local c = math.exp(-x)
+    if e.unsynced then c = c * 0.5 end
+    if c < floor or x > horizon then return nil end
+    return c
+  end
   local function valid(id, entry)
     local e = engines[id]
     if not e or entry.epoch ~= e.epoch then return nil end
-    local c = math.exp(-(now - entry.stored) / e.tau)
-    if e.unsynced then c = c * 0.5 end
-    if c < h.floor or (now - entry.stored) / e.tau > h.horizon then return nil end
-    return c
+    return confidence(e, entry.stored)
   end
   local depth, conf = {}, {}
+  local live = {}
   for id, entry in pairs(holders(redis.call('HGET', group1, hashes[1]))) do
     local c = valid(id, entry)
-    if c then depth[id] = 1; conf[id] = c end
+    if c then
+      depth[id] = 1
+      conf[id] = c
+      local e = engines[id]
+      -- The same test as confidence() without exp() for every block: age/tau against the limit it
+      -- implies, with the exact test where the two could round apart (and for a time ahead of now).
+      local limit = math.min(horizon, math.log((e.unsynced and 0.5 or 1) / floor))
+      live[#live + 1] = {id = id, e = e, lead = id .. '=', mid = ',' .. id .. '=', epoch = tonumber(e.epoch),
+        limit = limit, band = 1e-9 * math.max(1, math.abs(limit))}
+    end
   end
-  if n > 1 and next(depth) ~= nil then
+  local candidates = live
+  if n > 1 and #live > 0 then
     local rest = redis.call('HMGET', group_rest, unpack(hashes, 2, n))
     -- Past the first block only the engines still in the run matter: look each up in the field
-    -- instead of parsing every holder (a long prompt has hundreds of blocks).
+    -- instead of parsing every holder (a long prompt has hundreds of blocks). The confidence is
+    -- worked out once, for the last block of each run.
     for i = 2, n do
       local v = rest[i - 1]
-      local advanced = false
-      if v then
-        for id, d in pairs(depth) do
-          if d == i - 1 then
-            local entry = holder_of(v, id)
-            local c = entry and valid(id, entry)
-            if c then depth[id] = i; conf[id] = c; advanced = true end
+      if not v then break end
+      local still = {}
+      for _, c in ipairs(live) do
+        local stored36, epoch36 = holder_of(v, c.lead, c.mid)
+        local ok = false
+        if stored36 and tonumber(epoch36, 36) == c.epoch then
+          local stored = tonumber(stored36, 36)
+          local x = (now - stored) / c.e.tau
+          if x >= 0 and x < c.limit - c.band then
+            ok = true
+          elseif x >= 0 and x > c.limit + c.band then
+            ok = false
+          else
+            ok = confidence(c.e, stored) ~= nil
           end
+          if ok then c.stored = stored end
+        end
+        if ok then
+          depth[c.id] = i
+          still[#still + 1] = c
         end
       end
-      if not advanced then break end
+      live = still
+      if #live == 0 then break end
+    end
+    -- A longer run's confidence: that of its last block.
+    for _, c in ipairs(candidates) do
+      if c.stored then conf[c.id] = confidence(c.e, c.stored) end
     end
   end
   return depth, conf

@@ -99,6 +99,17 @@ final class PickBench {
                     }
                     out.printf("%-10s %10.1f %10.1f %14.0f %16.0f %12.2f%n", blocks + " blocks", pick.p50, pick.p99, pick.rate, rate,
                             pick.rate / get.rate);
+                    if (blocks == 64) {
+                        // The same picks read-only (kvr_peek: no reservation recorded), to split the
+                        // function's cost between reading the view and recording the placement.
+                        try (KvRouterClient observer = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security)
+                                .withKeyPrefix(prefix).withMaxViewAge(Duration.ofHours(1)).observing())) {
+                            int[] at = {0};
+                            Result peek = measure(() -> observer.pick(chains.get(at[0]++ % PROMPTS)), iterations, maxPerCase);
+                            out.printf("%-10s %10.1f %10.1f %14.0f %16s %12.2f%n", "  kvr_peek", peek.p50, peek.p99, peek.rate, "-",
+                                    peek.rate / get.rate);
+                        }
+                    }
                 }
             }
             ScanIterator<String> keys = ScanIterator.scan(redis, ScanArgs.Builder.matches(prefix + "*").limit(1000));
