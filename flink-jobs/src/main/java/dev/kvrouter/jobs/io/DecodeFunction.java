@@ -9,6 +9,7 @@ import dev.kvrouter.schemas.serde.RegistryAvroDeserializer;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -43,11 +44,11 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
 
     /** The Confluent wire format, the writer's schema from the registry at {@code url}. */
     public static Decoder registry(String url) {
-        return registry(new java.util.TreeMap<>(Map.of(RegistrySettings.URL, url)));
+        return registry(new TreeMap<>(Map.of(RegistrySettings.URL, url)));
     }
 
     /** A decoder reading the registry with these client settings (its URL, credentials, TLS). */
-    public static Decoder registry(java.util.TreeMap<String, String> registryConfig) {
+    public static Decoder registry(TreeMap<String, String> registryConfig) {
         return () -> {
             RegistryAvroDeserializer<Object> d = new RegistryAvroDeserializer<>();
             d.configure(registryConfig, false);

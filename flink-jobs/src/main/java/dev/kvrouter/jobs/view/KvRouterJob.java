@@ -19,7 +19,6 @@ import dev.kvrouter.redis.RedisViewSink;
 import dev.kvrouter.redis.RedisViewSinkOptions;
 import dev.kvrouter.replicas.ReplicationRecommendation;
 import dev.kvrouter.schemas.flink.RegistrySchemaCoderProvider;
-import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.view.ViewChange;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
