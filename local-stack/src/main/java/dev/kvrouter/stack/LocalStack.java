@@ -86,13 +86,14 @@ public final class LocalStack {
             Optional<StackState> existing = StackState.read(options.stateDir());
             if (existing.isPresent()) {
                 Optional<StackAddresses> running = existing.get().addresses();
+                boolean healthy = running.isPresent() && allAnswer(existing.get());
                 // A running stack is reused as it is (a demo runs on a secure one too), but asking for a
                 // secure stack must not quietly give a plaintext one.
-                if (running.isPresent() && options.secure() && running.get().clientConfig().isEmpty()) {
+                if (healthy && options.secure() && running.get().clientConfig().isEmpty()) {
                     throw new IllegalStateException("a plaintext stack is running in " + options.stateDir()
                             + "; stop it with 'kvr stack down' before 'kvr stack up --secure'");
                 }
-                if (running.isPresent() && allAnswer(existing.get())) {
+                if (healthy) {
                     options.out().println("stack already running in " + options.stateDir() + ": reusing it");
                     return running.get();
                 }
