@@ -143,6 +143,27 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aLongPromptsRunIsCountedToItsEndAndAHoleFarInEndsIt() {
+        long[] longChain = new CanonicalBlockHasher(16).chain("m", null, IntStream.range(0, 2048 * 16).toArray(), List.of());
+        Map<String, Map<String, String>> groups = new java.util.HashMap<>();
+        for (int position = 1; position <= longChain.length; position++) {
+            StringBuilder v = new StringBuilder(ViewLayout.holder("e1", now, position == 1500 ? 0 : 1)); // e1: an old epoch at 1 500
+            if (position <= 1800) {
+                v.append(',').append(ViewLayout.holder("e2", now, 1));
+            }
+            groups.computeIfAbsent(layout.groupKey(ViewLayout.tag(longChain, position, 2)), k -> new java.util.HashMap<>())
+                    .put(ViewLayout.hex(longChain[position - 1]), v.toString());
+        }
+        groups.forEach(redis::hset);
+        Pick p = pick(router, longChain);
+        assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::bestHolderBlocks).containsExactly("e2", 1800, 1800);
+
+        redis.hset(layout.groupKey(ViewLayout.tag(longChain, 1500, 2)), ViewLayout.hex(longChain[1499]),
+                ViewLayout.holder("e1", now, 1) + "," + ViewLayout.holder("e2", now, 1));
+        assertThat(pick(router, longChain)).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly("e1", 2048);
+    }
+
+    @Test
     void aBusyHolderKeepsItsEntriesButIsSpilledFrom() {
         hold(1, "e1", "e2");
         hold(2, "e1", "e2");
