@@ -52,10 +52,6 @@ public final class BridgeCommand implements Callable<Integer> {
     }
 
     /** Settings from the options (each flag or, not given, its environment variable), then the -D settings. */
-    static Map<String, String> settings(Path config, String bootstrap, String registry, String prefix, Map<String, String> extra) {
-        return settings(config, bootstrap, registry, prefix, null, extra);
-    }
-
     static Map<String, String> settings(Path config, String bootstrap, String registry, String prefix, Path clientConfig,
                                         Map<String, String> extra) {
         Map<String, String> s = new LinkedHashMap<>();

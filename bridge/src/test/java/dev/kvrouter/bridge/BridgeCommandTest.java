@@ -33,7 +33,7 @@ class BridgeCommandTest {
 
     @Test
     void optionsBecomeSettingsAndDashDOverrides() {
-        Map<String, String> s = BridgeCommand.settings(Path.of("e.yaml"), "k:9092", "http://r", "p.",
+        Map<String, String> s = BridgeCommand.settings(Path.of("e.yaml"), "k:9092", "http://r", "p.", null,
                 Map.of("queue.capacity", "5"));
         BridgeConfig c = BridgeConfig.from(s);
         assertThat(c.kafkaBootstrap()).isEqualTo("k:9092");

@@ -2,6 +2,7 @@ package dev.kvrouter.cli.bench;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.common.TopicNames;
+import dev.kvrouter.common.config.ClientConfig;
 import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.events.BlockStored;
@@ -61,7 +62,8 @@ final class IngestBench {
         String id = UUID.randomUUID().toString().substring(0, 8);
         String topics = "bench-" + id + ".";
         String viewPrefix = "bench-" + id + ":";
-        try (Admin admin = Admin.create(KafkaClients.config(stack.client(), Map.of("bootstrap.servers", stack.kafkaBootstrap())))) {
+        ClientConfig client = stack.client();
+        try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", stack.kafkaBootstrap())))) {
             TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
             List<String> failures = applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(topics)));
             if (!failures.isEmpty()) {
@@ -75,7 +77,7 @@ final class IngestBench {
         out.printf("ingest: %d block entries in %d batches of %d blocks (%d tokens each) from %d engines%n",
                 total, plan.size(), BLOCKS_PER_BATCH, BLOCK, engines);
 
-        RedisClient redisClient = RedisSecurity.fromConfig(stack.client().redis()).standaloneClient(stack.redisUrl());
+        RedisClient redisClient = RedisSecurity.fromConfig(client.redis()).standaloneClient(stack.redisUrl());
         try (StatefulRedisConnection<String, String> c = redisClient.connect()) {
             RedisCommands<String, String> redis = c.sync();
 
@@ -102,7 +104,7 @@ final class IngestBench {
             }
             settings.putAll(jobOptions);
             KvRouterJobConfig config = KvRouterJobConfig.from(settings);
-            try (KafkaProducer<String, Object> producer = producer(stack)) {
+            try (KafkaProducer<String, Object> producer = producer(stack, client)) {
                 for (String engine : w.engineIds) {
                     producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine, load(engine)));
                 }
@@ -384,8 +386,8 @@ final class IngestBench {
                 .setLifecycle(EngineLifecycle.READY).build();
     }
 
-    private static KafkaProducer<String, Object> producer(StackAddresses stack) {
-        return new KafkaProducer<>(KafkaClients.serdeConfig(stack.client(), Map.of(
+    private static KafkaProducer<String, Object> producer(StackAddresses stack, ClientConfig client) {
+        return new KafkaProducer<>(KafkaClients.serdeConfig(client, Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class,

@@ -164,13 +164,6 @@ public final class ClientConfig {
         return settings;
     }
 
-    /** The Kafka client settings as properties (Flink's Kafka connector takes these). */
-    public Properties kafkaProperties() {
-        Properties p = new Properties();
-        kafka().forEach((k, v) -> p.setProperty(k, v.toString()));
-        return p;
-    }
-
     /** The registry client's settings (Confluent's names): {@code schema.registry.*} and {@code basic.auth.*}. */
     public Map<String, String> registry() {
         Map<String, String> registry = new TreeMap<>();

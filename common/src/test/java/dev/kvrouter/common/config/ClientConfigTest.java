@@ -40,7 +40,6 @@ class ClientConfigTest {
         assertThat(c.registry()).containsEntry("basic.auth.user.info", "kvr:reg-pw")
                 .containsEntry("schema.registry.ssl.truststore.location", "/etc/kvr/ca.p12").hasSize(2);
         assertThat(c.redis()).containsEntry("redis.user", "kvr").containsEntry("redis.password", "redis-pw").hasSize(2);
-        assertThat(c.kafkaProperties().getProperty("security.protocol")).isEqualTo("SASL_SSL");
     }
 
     @Test
