@@ -348,17 +348,15 @@ public final class KvRouterClient implements AutoCloseable {
                 layout.groupKey(n > 0 ? ViewLayout.tag(chain, 1, options.tagDepth()) : 0),
                 layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0),
                 layout.classesKey(), layout.reservationsKey()};
-        String[] args = new String[n + (avoid.isEmpty() ? 5 : 6)];
+        String[] args = new String[avoid.isEmpty() ? 6 : 7];
         args[0] = Long.toString(options.maxViewAge().toMillis());
         args[1] = prefixClass == null ? "" : prefixClass;
         args[2] = clientId == null ? "" : clientId;
         args[3] = requestId == null ? "" : requestId;
         args[4] = Integer.toString(n);
-        for (int i = 0; i < n; i++) {
-            args[i + 5] = ViewLayout.hex(chain[i]);
-        }
+        args[5] = ViewLayout.packedHex(chain, n);
         if (!avoid.isEmpty()) {
-            args[n + 5] = String.join(",", avoid);
+            args[6] = String.join(",", avoid);
         }
         try {
             List<Object> answer = options.reserves()

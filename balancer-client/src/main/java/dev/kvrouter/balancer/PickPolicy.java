@@ -1,6 +1,9 @@
 package dev.kvrouter.balancer;
 
 import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.contract.ViewLayout;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,9 +12,8 @@ import java.util.regex.Pattern;
 
 /**
  * The part of a pick a balancer does itself on Redis Cluster, where the prompt's groups sit in
- * other slots than the engine table: the prompt's match against the view (each holder's longest
- * consecutive run of blocks from the first, and its confidence), exactly as {@code kvr_pick}
- * computes it. The placement itself is always made in Redis ({@code kvr_place}), so every rule of
+ * other slots than the engine table: the prompt's match against the view (each holder's run of
+ * blocks from the first, and its confidence), exactly as {@code kvr_pick} computes it. The placement itself is always made in Redis ({@code kvr_place}), so every rule of
  * it lives once, in kvrouter.lua; PickFunctionITCase runs every case through both paths.
  */
 public final class PickPolicy {
@@ -43,9 +45,61 @@ public final class PickPolicy {
     /**
      * Each engine's run over the prompt's blocks (each block's holder value, null when absent), first
      * block on, counting only entries of the engine's current epoch with a confidence at or above
-     * {@code floor}, as kvr_pick does.
+     * {@code floor}, found as kvr_pick finds it: the prefix property (an engine holds block k only
+     * if it holds blocks 1..k-1) lets the run's end be searched for — the sampled positions 1, 2, 4,
+     * … below n, and n, then bisection between the last held and the first not held — instead of
+     * read block by block. Where the view has a hole (an entry missing or lapsed before a later one
+     * of the same engine), the run ends there only if a probe lands on it; elsewhere the answer is
+     * {@link #consecutiveRuns}'s.
      */
     public static Map<String, Run> match(Map<String, EngineEntry> engines, List<String> blocks, long nowMs, double floor) {
+        double horizon = -Math.log(floor);
+        Map<String, Run> runs = new HashMap<>();
+        if (blocks.isEmpty()) {
+            return runs;
+        }
+        int n = blocks.size();
+        int[] at = ViewLayout.pendingPositions(n);
+        List<Map<String, long[]>> parsed = new ArrayList<>(Collections.nCopies(n, null));
+        for (var first : holdersAt(blocks, parsed, 1).entrySet()) {
+            EngineEntry e = engines.get(first.getKey());
+            double c = e == null || e.decodeOnly() ? 0 : confidence(e, first.getValue(), nowMs, floor, horizon);
+            if (c <= 0) {
+                continue;
+            }
+            int lo = 1;
+            int hi = 0; // 0: no position found not held
+            double loConfidence = c;
+            for (int i = 1; i < at.length; i++) {
+                double ci = heldConfidence(e, holdersAt(blocks, parsed, at[i]).get(first.getKey()), nowMs, floor, horizon);
+                if (ci <= 0) {
+                    hi = at[i];
+                    break;
+                }
+                lo = at[i];
+                loConfidence = ci;
+            }
+            while (hi - lo > 1) {
+                int mid = (lo + hi) >>> 1;
+                double ci = heldConfidence(e, holdersAt(blocks, parsed, mid).get(first.getKey()), nowMs, floor, horizon);
+                if (ci > 0) {
+                    lo = mid;
+                    loConfidence = ci;
+                } else {
+                    hi = mid;
+                }
+            }
+            runs.put(first.getKey(), new Run(lo, loConfidence));
+        }
+        return runs;
+    }
+
+    /**
+     * Each engine's longest consecutive run of held blocks from the first, reading every block: what
+     * {@link #match} answers wherever the view keeps the prefix property. The reference the search is
+     * checked against (tests, and the simulator's audit of how often the property fails).
+     */
+    public static Map<String, Run> consecutiveRuns(Map<String, EngineEntry> engines, List<String> blocks, long nowMs, double floor) {
         double horizon = -Math.log(floor);
         Map<String, Run> runs = new HashMap<>();
         for (int i = 0; i < blocks.size(); i++) {
@@ -68,6 +122,20 @@ public final class PickPolicy {
             }
         }
         return runs;
+    }
+
+    /** The holders at 1-based position {@code p}, parsed once. */
+    private static Map<String, long[]> holdersAt(List<String> blocks, List<Map<String, long[]>> parsed, int p) {
+        Map<String, long[]> h = parsed.get(p - 1);
+        if (h == null) {
+            h = holders(blocks.get(p - 1));
+            parsed.set(p - 1, h);
+        }
+        return h;
+    }
+
+    private static double heldConfidence(EngineEntry e, long[] entry, long now, double floor, double horizon) {
+        return entry == null ? 0 : confidence(e, entry, now, floor, horizon);
     }
 
     /** kvr_place's last argument: {@code engine=depth:confidence,…}. */

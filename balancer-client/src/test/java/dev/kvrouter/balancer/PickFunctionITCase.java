@@ -1,6 +1,7 @@
 package dev.kvrouter.balancer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
@@ -95,7 +96,7 @@ class PickFunctionITCase {
         hold(1, "e1", "e2", "e3");
         hold(2, "e1", "e2", "e3");
         hold(3, "e1", "e2");
-        hold(4, "e2", "e3"); // e3 misses block 3: its run ends at 2
+        hold(4, "e2"); // e3's run ends at 2, e1's at 3
         Pick p = pick(router, chain);
         assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason, Pick::source, Pick::bestHolderBlocks)
                 .containsExactly("e2", 4, "AFFINITY", Source.VIEW, 4);
@@ -125,9 +126,9 @@ class PickFunctionITCase {
         // e3 unsynced: its entries count at half confidence.
         redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", 0, 0, 500, TAU, 1, true, now, EngineEntry.BOTH).encode());
         for (int position = 1; position <= 4; position++) {
-            long e1 = position == 3 ? now - (long) (3.5 * TAU) : now; // exp(-3.5) = 0.030 < the 0.05 floor
+            long e1 = position >= 3 ? now - (long) (3.5 * TAU) : now; // exp(-3.5) = 0.030 < the 0.05 floor
             long e2 = position == 4 ? now - 2 * TAU : now;              // exp(-2) = 0.135
-            long e3 = position == 2 ? now - (long) (2.5 * TAU) : now;   // exp(-2.5) / 2 = 0.041 < the floor
+            long e3 = position >= 2 ? now - (long) (2.5 * TAU) : now;   // exp(-2.5) / 2 = 0.041 < the floor
             redis.hset(layout.groupKey(ViewLayout.tag(chain, position, 2)), ViewLayout.hex(chain[position - 1]),
                     ViewLayout.holder("e1", e1, 1) + "," + ViewLayout.holder("e2", e2, 1) + "," + ViewLayout.holder("e3", e3, 1));
         }
@@ -143,11 +144,11 @@ class PickFunctionITCase {
     }
 
     @Test
-    void aLongPromptsRunIsCountedToItsEndAndAHoleFarInEndsIt() {
+    void aLongPromptsRunIsFoundByBisectionAndAHoleOnAProbeEndsIt() {
         long[] longChain = new CanonicalBlockHasher(16).chain("m", null, IntStream.range(0, 2048 * 16).toArray(), List.of());
         Map<String, Map<String, String>> groups = new java.util.HashMap<>();
         for (int position = 1; position <= longChain.length; position++) {
-            StringBuilder v = new StringBuilder(ViewLayout.holder("e1", now, position == 1500 ? 0 : 1)); // e1: an old epoch at 1 500
+            StringBuilder v = new StringBuilder(ViewLayout.holder("e1", now, position == 1024 ? 0 : 1)); // e1: an old epoch at 1 024
             if (position <= 1800) {
                 v.append(',').append(ViewLayout.holder("e2", now, 1));
             }
@@ -156,11 +157,49 @@ class PickFunctionITCase {
         }
         groups.forEach(redis::hset);
         Pick p = pick(router, longChain);
-        assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::bestHolderBlocks).containsExactly("e2", 1800, 1800);
+        assertThat(p).extracting(Pick::engineId, Pick::matchedBlocks, Pick::bestHolderBlocks)
+                .as("e2's run found between the probes at 1 024 and 2 048; e1's ended by its hole at 1 024, a probe")
+                .containsExactly("e2", 1800, 1800);
+        redis.hdel(layout.enginesKey(), "e2");
+        assertThat(pick(router, longChain)).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly("e1", 1023);
 
-        redis.hset(layout.groupKey(ViewLayout.tag(longChain, 1500, 2)), ViewLayout.hex(longChain[1499]),
-                ViewLayout.holder("e1", now, 1) + "," + ViewLayout.holder("e2", now, 1));
+        redis.hset(layout.groupKey(ViewLayout.tag(longChain, 1024, 2)), ViewLayout.hex(longChain[1023]), ViewLayout.holder("e1", now, 1));
         assertThat(pick(router, longChain)).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly("e1", 2048);
+    }
+
+    @Test
+    void whereTheViewBreaksThePrefixPropertyTheRunEndsAtAHoleOnlyWhereAProbeLandsOnIt() {
+        chain = new CanonicalBlockHasher(16).chain("m", null, IntStream.range(0, 8 * 16).toArray(), List.of()); // probes 2, 4, 8
+        for (int position = 1; position <= 8; position++) {
+            List<String> holders = new java.util.ArrayList<>();
+            if (position != 3) {
+                holders.add("e1"); // a hole at 3, between the probes at 2 and 4: passed over
+            }
+            if (position != 4) {
+                holders.add("e2"); // a hole at 4, a probe: the run ends before it
+            }
+            hold(position, holders.toArray(String[]::new));
+        }
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::bestHolderBlocks)
+                .containsExactly("e1", 8, 8);
+        redis.hdel(layout.enginesKey(), "e1");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks).containsExactly("e2", 3);
+    }
+
+    @Test
+    void aLayout7CallWithOneArgumentPerHashIsRefusedSayingWhatToSend() {
+        hold(1, "e1");
+        String[] keys = {layout.metaKey(), layout.enginesKey(), layout.groupKey(ViewLayout.tag(chain, 1, 2)),
+                layout.groupKey(ViewLayout.tag(chain, 2, 2)), layout.classesKey(), layout.reservationsKey()};
+        String[] args = {"2000", "", "", "", "2", ViewLayout.hex(chain[0]), ViewLayout.hex(chain[1])};
+        assertThatThrownBy(() -> redis.fcall(ViewLayout.PICK_FUNCTION, io.lettuce.core.ScriptOutputType.MULTI, keys, args))
+                .hasMessageContaining("layout " + ViewLayout.LAYOUT_VERSION)
+                .hasMessageContaining("as one argument of 16*n hex digits, got 16 characters");
+        args[5] = ViewLayout.packedHex(chain, 2);
+        args[6] = "";
+        List<Object> answer = redis.fcall(ViewLayout.PICK_FUNCTION, io.lettuce.core.ScriptOutputType.MULTI, keys, args);
+        assertThat(answer.get(0))
+                .as("the same call with the hashes packed").isEqualTo("e1");
     }
 
     @Test

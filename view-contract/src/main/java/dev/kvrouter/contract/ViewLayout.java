@@ -28,7 +28,7 @@ import java.nio.charset.StandardCharsets;
 public final class ViewLayout {
 
     /** Bumped on any incompatible change of keys or values; the Lua library checks it. */
-    public static final int LAYOUT_VERSION = 7;
+    public static final int LAYOUT_VERSION = 8;
     public static final String FUNCTION_LIBRARY = "kvrouter";
     /** Places a request and records its reservation (FCALL). */
     public static final String PICK_FUNCTION = "kvr_pick";
@@ -149,6 +149,16 @@ public final class ViewLayout {
     public static String hex(long hash) {
         String h = Long.toHexString(hash);
         return h.length() == 16 ? h : "0".repeat(16 - h.length()) + h;
+    }
+
+    /** The first {@code n} hashes of {@code chain} as kvr_pick takes them: one string, 16 hex digits each. */
+    public static String packedHex(long[] chain, int n) {
+        StringBuilder packed = new StringBuilder(16 * n);
+        for (int i = 0; i < n; i++) {
+            String h = Long.toHexString(chain[i]);
+            packed.append("0000000000000000", 0, 16 - h.length()).append(h);
+        }
+        return packed.toString();
     }
 
     public static long parseHex(String hex) {

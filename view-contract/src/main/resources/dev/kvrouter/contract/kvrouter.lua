@@ -2,7 +2,7 @@
 
 -- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
-local LAYOUT = 7
+local LAYOUT = 8
 
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms
 local function parse_engine(v)
@@ -647,10 +647,17 @@ end
 
 local NO_VIEW = {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0', 0}
 
--- The longest consecutive run of the prompt's blocks each engine holds, from the first block on,
--- read from the view's groups.
-local function match_in_view(h, group1, group_rest, hashes)
-  local n = #hashes
+-- The longest run of the prompt's blocks each engine holds, from the first block on, read from the
+-- view's groups without reading every block. A block's chain hash names the whole prefix up to it, an
+-- engine that stored block k held blocks 1..k-1 when it did, and engines evict leaves first: an engine
+-- holds block k only if it holds the run up to k (the prefix property). So each engine's run ends
+-- where its entries stop, found by probing: the sampled positions 1, 2, 4, ... below n, and n (one
+-- HMGET, the hashes the pending prefixes use too), then bisection between the last held and the first
+-- not held, every engine's next probe read in one HMGET per round: about 2 log2(n) blocks, not n.
+-- Where the view breaks the property (an entry missing or lapsed before a later one of the same
+-- engine: redis-sink/README.md, "The match"), the run ends at such a hole only if a probe lands on it.
+-- `hash(k)` is the prompt's block hash at position k.
+local function match_in_view(h, group1, group_rest, n, hash)
   local engines, now, floor, horizon = h.engines, h.now, h.floor, h.horizon
   -- An entry counts while its confidence exp(-age/tau) (halved for an unsynced engine) is at least
   -- the floor and its age at most the horizon.
@@ -661,63 +668,81 @@ local function match_in_view(h, group1, group_rest, hashes)
     if c < floor or x > horizon then return nil end
     return c
   end
-  local function valid(id, entry)
-    local e = engines[id]
-    if not e or entry.epoch ~= e.epoch then return nil end
-    return confidence(e, entry.stored)
-  end
   local depth, conf = {}, {}
   local live = {}
-  for id, entry in pairs(holders(redis.call('HGET', group1, hashes[1]))) do
-    local c = valid(id, entry)
+  for id, entry in pairs(holders(redis.call('HGET', group1, hash(1)))) do
+    local e = engines[id]
+    local c = e and entry.epoch == e.epoch and confidence(e, entry.stored)
     if c then
       depth[id] = 1
       conf[id] = c
-      local e = engines[id]
-      -- The same test as confidence() without exp() for every block: age/tau against the limit it
+      -- The same test as confidence() without exp() for every probe: age/tau against the limit it
       -- implies, with the exact test where the two could round apart (and for a time ahead of now).
       local limit = math.min(horizon, math.log((e.unsynced and 0.5 or 1) / floor))
       live[#live + 1] = {id = id, e = e, lead = id .. '=', mid = ',' .. id .. '=', epoch = tonumber(e.epoch),
-        limit = limit, band = 1e-9 * math.max(1, math.abs(limit))}
+        limit = limit, band = 1e-9 * math.max(1, math.abs(limit)), lo = 1}
     end
   end
-  local candidates = live
-  if n > 1 and #live > 0 then
-    local rest = redis.call('HMGET', group_rest, unpack(hashes, 2, n))
-    -- Past the first block only the engines still in the run matter: look each up in the field
-    -- instead of parsing every holder (a long prompt has hundreds of blocks). The confidence is
-    -- worked out once, for the last block of each run.
-    for i = 2, n do
-      local v = rest[i - 1]
-      if not v then break end
-      local still = {}
-      for _, c in ipairs(live) do
-        local stored36, epoch36 = holder_of(v, c.lead, c.mid)
-        local ok = false
-        if stored36 and tonumber(epoch36, 36) == c.epoch then
-          local stored = tonumber(stored36, 36)
-          local x = (now - stored) / c.e.tau
-          if x >= 0 and x < c.limit - c.band then
-            ok = true
-          elseif x >= 0 and x > c.limit + c.band then
-            ok = false
-          else
-            ok = confidence(c.e, stored) ~= nil
-          end
-          if ok then c.stored = stored end
-        end
-        if ok then
-          depth[c.id] = i
-          still[#still + 1] = c
-        end
+  if n < 2 or #live == 0 then return depth, conf end
+  -- Block fields read so far, by position (false: nobody holds it).
+  local values = {}
+  local function read(positions)
+    local fields, wanted = {}, {}
+    for _, p in ipairs(positions) do
+      if values[p] == nil and not wanted[p] then
+        wanted[p] = true
+        fields[#fields + 1] = p
       end
-      live = still
-      if #live == 0 then break end
     end
-    -- A longer run's confidence: that of its last block.
-    for _, c in ipairs(candidates) do
-      if c.stored then conf[c.id] = confidence(c.e, c.stored) end
+    if #fields == 0 then return end
+    local names = {}
+    for i, p in ipairs(fields) do names[i] = hash(p) end
+    local got = redis.call('HMGET', group_rest, unpack(names))
+    for i, p in ipairs(fields) do values[p] = got[i] end
+  end
+  -- The engine's entry at position p when it counts (its stored_ms), else nil.
+  local function held(c, p)
+    local v = values[p]
+    if not v then return nil end
+    local stored36, epoch36 = holder_of(v, c.lead, c.mid)
+    if not stored36 or tonumber(epoch36, 36) ~= c.epoch then return nil end
+    local stored = tonumber(stored36, 36)
+    local x = (now - stored) / c.e.tau
+    if x >= 0 and x < c.limit - c.band then return stored end
+    if x >= 0 and x > c.limit + c.band then return nil end
+    return confidence(c.e, stored) and stored or nil
+  end
+  local at = sampled(n)
+  read(at)
+  local open = {}
+  for _, c in ipairs(live) do
+    for i = 2, #at do
+      local stored = held(c, at[i])
+      if not stored then c.hi = at[i]; break end
+      c.lo, c.stored = at[i], stored
     end
+    if c.hi and c.hi - c.lo > 1 then open[#open + 1] = c end
+  end
+  -- Bisection, one HMGET a round for every engine still searching.
+  while #open > 0 do
+    local mids = {}
+    for i, c in ipairs(open) do
+      c.probe = math.floor((c.lo + c.hi) / 2)
+      mids[i] = c.probe
+    end
+    read(mids)
+    local still = {}
+    for _, c in ipairs(open) do
+      local stored = held(c, c.probe)
+      if stored then c.lo, c.stored = c.probe, stored else c.hi = c.probe end
+      if c.hi - c.lo > 1 then still[#still + 1] = c end
+    end
+    open = still
+  end
+  -- A longer run's confidence: that of its last block.
+  for _, c in ipairs(live) do
+    depth[c.id] = c.lo
+    if c.stored then conf[c.id] = confidence(c.e, c.stored) end
   end
   return depth, conf
 end
@@ -731,20 +756,29 @@ end
 
 -- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy, reservations
 -- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), request id ('' to
---       reserve nothing), n, hash_1 ... hash_n (16 hex digits each), then optionally the engines to
---       avoid, comma-separated: a balancer that could not reach its pick asks again without it
---       (under the same request id, the reservation moves)
+--       reserve nothing), n, the prompt's n block hashes as one argument (16 hex digits each, one
+--       after the other: the pick reads only the blocks it probes, and one argument costs Redis one
+--       string where n arguments cost n), then optionally the engines to avoid, comma-separated: a
+--       balancer that could not reach its pick asks again without it (under the same request id, the
+--       reservation moves)
 -- Returns: see decide.
 local function pick_with(keys, args, reserving)
   local n = tonumber(args[5])
+  local packed = args[6] or ''
+  if not n or n < 0 or #packed ~= 16 * n then
+    -- A layout-7 client sends each hash as its own argument: refused, saying what to send.
+    return redis.error_reply(string.format('ERR kvr_pick (layout %d): expected n=%s block hashes as one argument of 16*n hex '
+      .. 'digits, got %d characters; a client older than layout %d must be upgraded', LAYOUT, tostring(args[5]), #packed, LAYOUT))
+  end
+  local function hash(k) return string.sub(packed, 16 * k - 15, 16 * k) end
   local now = now_ms()
-  local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now, engine_set(args[6 + n]))
+  local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now, engine_set(args[7]))
   if not h then return NO_VIEW end
   local at = sampled(n)
   h.at, h.sampled = at, {}
-  for i, p in ipairs(at) do h.sampled[i] = args[5 + p] end
+  for i, p in ipairs(at) do h.sampled[i] = hash(p) end
   local result = decide(h, n, args[2], tonumber(args[1]), function()
-    local depth, conf = match_in_view(h, keys[3], keys[4], {unpack(args, 6, 5 + n)})
+    local depth, conf = match_in_view(h, keys[3], keys[4], n, hash)
     return match_pending(h, at, depth, conf)
   end)
   if reserving then reserve(h, result, args[4], n) end
