@@ -94,6 +94,12 @@ public final class FleetOptions {
                     + "them by request id; they share only what is in Redis (default: ${DEFAULT-VALUE}).")
     int balancers;
 
+    @Option(names = "--audit-match",
+            description = "With the 'view' policy: read every prompt's blocks in full beside its pick and print how often the pick's "
+                    + "search over the blocks found a longer run than reading each block (holes in the view's prefix property). "
+                    + "Adds Redis reads to every pick: a measurement, not a run to time the routing by.")
+    boolean auditMatch;
+
     @Option(names = "--view-key-prefix", defaultValue = "kvr:", description = "Key prefix of the routing view, for the 'view' policy (default: ${DEFAULT-VALUE}).")
     String viewKeyPrefix;
 
@@ -145,7 +151,7 @@ public final class FleetOptions {
                 if (p.equals("view")) {
                     KvRouterClient.Options view = KvRouterClient.Options.defaults(redis.value())
                             .withKeyPrefix(viewKeyPrefix).withSecurity(RedisSecurity.fromConfig(client.redis()));
-                    specs.add(new SimRunner.FleetSpec(() -> ViewPolicy.connect(view, balancers), sink));
+                    specs.add(new SimRunner.FleetSpec(() -> ViewPolicy.connect(view, balancers, auditMatch ? err : null), sink));
                 } else {
                     specs.add(new SimRunner.FleetSpec(Policies.factory(p, ps), sink));
                 }

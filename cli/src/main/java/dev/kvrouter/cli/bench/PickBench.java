@@ -50,8 +50,11 @@ final class PickBench {
 
             out.printf("kvr_pick vs GET on %s, %d engines, %d prompts per size, %d picks per case (at most %s), 1 and %d threads%n",
                     redisUrl, ENGINES, PROMPTS, iterations, maxPerCase, threads);
-            out.printf("%-10s %10s %10s %14s %16s %12s%n", "case", "p50 us", "p99 us", "ops/s 1 thr", "ops/s " + threads + " thr", "vs GET");
+            out.printf("%-10s %10s %10s %14s %16s %12s %12s%n", "case", "p50 us", "p99 us", "ops/s 1 thr", "ops/s " + threads + " thr", "vs GET",
+                    "server us");
+            ServerTime getTime = ServerTime.of(redis, "get");
             Result get = measure(() -> redis.get(one), iterations, maxPerCase);
+            double getServer = getTime.perCallSince(redis);
             List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
             List<Runnable> gets = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
@@ -61,7 +64,7 @@ final class PickBench {
             }
             double getRate = concurrentRate(gets, iterations, maxPerCase);
             connections.forEach(StatefulRedisConnection::close);
-            out.printf("%-10s %10.1f %10.1f %14.0f %16.0f %12s%n", "GET", get.p50, get.p99, get.rate, getRate, "1.00");
+            out.printf("%-10s %10.1f %10.1f %14.0f %16.0f %12s %12.1f%n", "GET", get.p50, get.p99, get.rate, getRate, "1.00", getServer);
 
             Random random = new Random(1);
             try (KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security).withKeyPrefix(prefix)
@@ -81,7 +84,9 @@ final class PickBench {
                         }
                     }
                     int[] next = {0};
+                    ServerTime pickTime = ServerTime.of(redis, "fcall");
                     Result pick = measure(() -> router.pick(chains.get(next[0]++ % PROMPTS)), iterations, maxPerCase);
+                    double pickServer = pickTime.perCallSince(redis);
                     List<KvRouterClient> clients = new ArrayList<>();
                     List<Runnable> picks = new ArrayList<>();
                     for (int t = 0; t < threads; t++) {
@@ -97,17 +102,18 @@ final class PickBench {
                     if (check.matchedBlocks() != blocks) {
                         throw new IllegalStateException("the bench view is wrong: " + check);
                     }
-                    out.printf("%-10s %10.1f %10.1f %14.0f %16.0f %12.2f%n", blocks + " blocks", pick.p50, pick.p99, pick.rate, rate,
-                            pick.rate / get.rate);
+                    out.printf("%-10s %10.1f %10.1f %14.0f %16.0f %12.2f %12.1f%n", blocks + " blocks", pick.p50, pick.p99, pick.rate, rate,
+                            pick.rate / get.rate, pickServer);
                     if (blocks == 64) {
                         // The same picks read-only (kvr_peek: no reservation recorded), to split the
                         // function's cost between reading the view and recording the placement.
                         try (KvRouterClient observer = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security)
                                 .withKeyPrefix(prefix).withMaxViewAge(Duration.ofHours(1)).observing())) {
                             int[] at = {0};
+                            ServerTime peekTime = ServerTime.of(redis, "fcall_ro");
                             Result peek = measure(() -> observer.pick(chains.get(at[0]++ % PROMPTS)), iterations, maxPerCase);
-                            out.printf("%-10s %10.1f %10.1f %14.0f %16s %12.2f%n", "  kvr_peek", peek.p50, peek.p99, peek.rate, "-",
-                                    peek.rate / get.rate);
+                            out.printf("%-10s %10.1f %10.1f %14.0f %16s %12.2f %12.1f%n", "  kvr_peek", peek.p50, peek.p99, peek.rate, "-",
+                                    peek.rate / get.rate, peekTime.perCallSince(redis));
                         }
                     }
                 }
@@ -124,6 +130,26 @@ final class PickBench {
     }
 
     private record Result(double p50, double p99, double rate) {}
+
+    /**
+     * Redis's own accounting of one command (INFO commandstats: calls and microseconds spent in it),
+     * so a case's server time per call is read beside the client's latency: a figure the client's
+     * side of a busy box does not move. Other clients' calls of the same command count too: the
+     * bench assumes it is the only caller of FCALL on this Redis while it runs.
+     */
+    private record ServerTime(String command, long calls, long usec) {
+        static ServerTime of(RedisCommands<String, String> redis, String command) {
+            String stats = redis.info("commandstats");
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_" + command + ":calls=(\\d+),usec=(\\d+)").matcher(stats);
+            return m.find() ? new ServerTime(command, Long.parseLong(m.group(1)), Long.parseLong(m.group(2))) : new ServerTime(command, 0, 0);
+        }
+
+        /** Microseconds per call since this reading (warm-up included). */
+        double perCallSince(RedisCommands<String, String> redis) {
+            ServerTime now = of(redis, command);
+            return now.calls == calls ? Double.NaN : (double) (now.usec - usec) / (now.calls - calls);
+        }
+    }
 
     private static Result measure(Runnable op, int iterations, Duration max) {
         for (int i = 0; i < Math.min(2_000, iterations); i++) {

@@ -37,16 +37,31 @@ public final class ViewPolicy implements Policy {
     static final int MAX_RETRIES = 2;
 
     private final List<Balancer> balancers;
+    /** Compares each prompt's match with a read of every block ({@code --audit-match}); null: no audit. */
+    private final MatchAudit audit;
 
     public ViewPolicy(List<Balancer> balancers) {
+        this(balancers, null);
+    }
+
+    private ViewPolicy(List<Balancer> balancers, MatchAudit audit) {
         if (balancers.isEmpty()) {
             throw new IllegalArgumentException("the view policy needs at least one balancer");
         }
         this.balancers = List.copyOf(balancers);
+        this.audit = audit;
     }
 
     /** {@code count} balancers on a live view, each a {@link KvRouterClient} with these options, closed with the policy. */
     public static ViewPolicy connect(KvRouterClient.Options options, int count) {
+        return connect(options, count, null);
+    }
+
+    /**
+     * As {@link #connect(KvRouterClient.Options, int)}, and with {@code auditReport} set, every
+     * prompt's match is audited against a read of all its blocks, the figures printed there at close.
+     */
+    public static ViewPolicy connect(KvRouterClient.Options options, int count, java.io.PrintStream auditReport) {
         List<Balancer> clients = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             KvRouterClient client = new KvRouterClient(options);
@@ -70,7 +85,7 @@ public final class ViewPolicy implements Policy {
                 }
             });
         }
-        return new ViewPolicy(clients);
+        return new ViewPolicy(clients, auditReport == null ? null : new MatchAudit(options, auditReport));
     }
 
     @Override
@@ -87,6 +102,9 @@ public final class ViewPolicy implements Policy {
     public Route route(PolicyRequest request, FleetView fleet) {
         Balancer balancer = balancerOf(request.requestId());
         KvRouterClient.Pick pick = balancer.pick(request.chain(), request.requestClass(), request.clientId(), request.requestId(), Set.of());
+        if (audit != null) {
+            audit.check(request.chain());
+        }
         int engine = indexOf(pick, fleet);
         // A dead engine the view does not know of yet refuses the connection: the balancer asks again
         // without it (its reservation moves), as a real one retries a refused request.
@@ -131,6 +149,9 @@ public final class ViewPolicy implements Policy {
             } catch (Exception e) {
                 failed = failed != null ? failed : new IllegalStateException("closing a view client failed", e);
             }
+        }
+        if (audit != null) {
+            audit.close();
         }
         if (failed != null) {
             throw failed;
