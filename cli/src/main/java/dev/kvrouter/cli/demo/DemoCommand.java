@@ -78,6 +78,10 @@ public final class DemoCommand implements Callable<Integer> {
     /** Called with Prometheus' URL once the run is over, before Prometheus and the job stop (tests query it here). */
     java.util.function.Consumer<String> whilePrometheusRuns = url -> {};
 
+    @Option(names = "--audit-match", hidden = true,
+            description = "Passed to the simulator: compare every pick's searched runs with a read of every block (a measurement).")
+    boolean auditMatch;
+
     @Option(names = "--run-id", hidden = true, description = "Name of the run (topic and key prefixes); default demo-<time>.")
     String runId;
 
@@ -213,6 +217,9 @@ public final class DemoCommand implements Callable<Integer> {
             args.addAll(List.of("--client-config", stack.clientConfig()));
         }
         args.addAll(stream.asArgs());
+        if (auditMatch) {
+            args.add("--audit-match");
+        }
         if (!failureSpec.isBlank()) {
             args.addAll(List.of("--failures", failureSpec));
         }
