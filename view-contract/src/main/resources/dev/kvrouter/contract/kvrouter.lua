@@ -13,6 +13,8 @@ local function parse_engine(v)
     status = status, waiting = tonumber(waiting) or 0, running = tonumber(running) or 0,
     kv = tonumber(kv) or 0, tau = tonumber(tau) or 1, epoch = epoch,
     unsynced = unsynced == '1', load_ms = tonumber(load_ms) or 0,
+    -- As written (a bound for ZCOUNT without turning the number back into text on every pick).
+    load_ms_text = tonumber(load_ms) and load_ms or '0',
     decode_only = role == 'DECODE', slots = tonumber(slots) or 0, prefill_rate = tonumber(prefill_rate) or 0,
     slot_ms = tonumber(slot_ms) or 0,
   }
@@ -164,7 +166,7 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
         -- Every placement made after the engine measured the load it last reported, by any
         -- balancer, is one more request waiting there: the report does not show it yet.
         -- and every request reported done since, which the report still counts, is one less.
-        local since = '(' .. e.load_ms
+        local since = '(' .. e.load_ms_text
         e.load = math.max(0, e.load + redis.call('ZCOUNT', res .. ':engine:' .. flat[i], since, '+inf')
           - redis.call('ZCOUNT', res .. ':done:' .. flat[i], since, '+inf'))
         -- The rate the engine prefills at, as its requests showed it; the configured one until known.
