@@ -155,8 +155,7 @@ public final class ViewLayout {
     public static String packedHex(long[] chain, int n) {
         StringBuilder packed = new StringBuilder(16 * n);
         for (int i = 0; i < n; i++) {
-            String h = Long.toHexString(chain[i]);
-            packed.append("0000000000000000", 0, 16 - h.length()).append(h);
+            packed.append(hex(chain[i]));
         }
         return packed.toString();
     }
