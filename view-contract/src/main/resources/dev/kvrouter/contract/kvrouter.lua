@@ -656,7 +656,7 @@ local NO_VIEW = {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0', 0}
 -- not held, every engine's next probe read in one HMGET per round: about 2 log2(n) blocks, not n.
 -- Where the view breaks the property (an entry missing or lapsed before a later one of the same
 -- engine: redis-sink/README.md, "The match"), the run ends at such a hole only if a probe lands on it.
--- `hash(k)` is the prompt's block hash at position k.
+-- `hash(k)` is the prompt's block hash at position k; h.at holds the sampled positions (sampled(n)).
 local function match_in_view(h, group1, group_rest, n, hash)
   local engines, now, floor, horizon = h.engines, h.now, h.floor, h.horizon
   -- An entry counts while its confidence exp(-age/tau) (halved for an unsynced engine) is at least
@@ -712,7 +712,7 @@ local function match_in_view(h, group1, group_rest, n, hash)
     if x >= 0 and x > c.limit + c.band then return nil end
     return confidence(c.e, stored) and stored or nil
   end
-  local at = sampled(n)
+  local at = h.at -- sampled(n), worked out once by the caller
   read(at)
   local open = {}
   for _, c in ipairs(live) do

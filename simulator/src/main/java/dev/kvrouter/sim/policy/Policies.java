@@ -32,7 +32,7 @@ public final class Policies {
             case "sglang" -> () -> SglangCacheAwarePolicy.defaults(s.tableBlocks());
             case "aibrix" -> () -> new AibrixPrefixCachePolicy(8, 2.0, s.tableBlocks());
             case "oracle" -> () -> new OraclePolicy(s.oracleUncachedPrefillWeight(), s.oracleClientMinInflight());
-            // "view": ViewPolicy.connect(KvRouterClient.Options), with this fleet published and the job running.
+            // "view": ViewPolicy.connect(KvRouterClient.Options, int, PrintStream), with this fleet published and the job running.
             default -> throw new IllegalArgumentException("unknown policy '" + name + "'; one of " + IN_MEMORY);
         };
     }

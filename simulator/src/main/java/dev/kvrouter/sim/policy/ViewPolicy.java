@@ -52,14 +52,10 @@ public final class ViewPolicy implements Policy {
         this.audit = audit;
     }
 
-    /** {@code count} balancers on a live view, each a {@link KvRouterClient} with these options, closed with the policy. */
-    public static ViewPolicy connect(KvRouterClient.Options options, int count) {
-        return connect(options, count, null);
-    }
-
     /**
-     * As {@link #connect(KvRouterClient.Options, int)}, and with {@code auditReport} set, every
-     * prompt's match is audited against a read of all its blocks, the figures printed there at close.
+     * {@code count} balancers on a live view, each a {@link KvRouterClient} with these options, closed
+     * with the policy; with {@code auditReport} set (else null), every prompt's match is also audited
+     * against a read of all its blocks ({@link MatchAudit}), the figures printed there at close.
      */
     public static ViewPolicy connect(KvRouterClient.Options options, int count, java.io.PrintStream auditReport) {
         List<Balancer> clients = new ArrayList<>();
