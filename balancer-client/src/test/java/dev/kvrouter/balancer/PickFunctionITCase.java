@@ -19,6 +19,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
@@ -943,6 +944,34 @@ class PickFunctionITCase {
             assertThat(pick(observer, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                     .containsExactly("e3", 4, "AFFINITY");
         }
+    }
+
+    @Test
+    void aPendingBlockKeepsItsLatestHoldersLatestFirstTheOthersAsWritten() {
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "64000")); // the prompt is a millisecond of prefill
+        // Position 1 of the prompt is pending on nine other engines, latest first, and on one expired:
+        // x1 still computing it (ready in 2 s), x2 … x9 ready 0.2 … 0.9 s ago, x0 ready 6 s ago.
+        long at = System.currentTimeMillis();
+        List<String> others = new ArrayList<>();
+        others.add(ViewLayout.holder("x1", at + 2_000, 1));
+        for (int k = 2; k <= 9; k++) {
+            others.add(ViewLayout.holder("x" + k, at - 100L * k, 7));
+        }
+        others.add(ViewLayout.holder("x0", at - 6_000, 1));
+        redis.hset(layout.pendingKey(), ViewLayout.hex(chain[0]), String.join(",", others));
+
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "COLD");
+        // e3 is ready in about a millisecond: after x1, before x2. Eight holders at most: x8, x9 and the
+        // expired x0 leave; the others' entries stay exactly as they were written.
+        List<String> kept = List.of(redis.hget(layout.pendingKey(), ViewLayout.hex(chain[0])).split(","));
+        assertThat(kept).hasSize(8);
+        assertThat(kept.get(0)).isEqualTo(others.get(0));
+        assertThat(kept.get(1)).startsWith("e3=").endsWith(".1");
+        long e3Ready = Long.parseLong(kept.get(1).substring(3, kept.get(1).indexOf('.')), 36);
+        assertThat(e3Ready).isBetween(at, System.currentTimeMillis() + 100);
+        assertThat(kept.subList(2, 8)).isEqualTo(others.subList(1, 7));
+        assertThat(redis.zscore(layout.pendingKey() + ":by-time", ViewLayout.hex(chain[0])))
+                .as("swept 5 s after its latest holder (x1) is ready").isEqualTo(at + 2_000 + 5_000.0);
     }
 
     @Test

@@ -91,6 +91,23 @@ public record RedisViewSinkOptions(String redisUrl, String keyPrefix, int batchS
         return toBuilder().extraMeta(merged).build();
     }
 
+    /**
+     * The figures the sink writes to the meta key besides its clock ({@code updated_ms},
+     * {@code watermark_ms}): what kvr_pick reads of the view's settings and the cost model.
+     */
+    public java.util.Map<String, String> metaFields() {
+        java.util.Map<String, String> meta = new java.util.LinkedHashMap<>();
+        meta.put("chunk_tokens", Integer.toString(chunkTokens));
+        meta.put("tag_depth", Integer.toString(tagDepth));
+        meta.put("busy_factor", Double.toString(busyFactor));
+        meta.put("confidence_floor", Double.toString(confidenceFloor));
+        meta.put("client_cap", Double.toString(clientCap));
+        meta.put("client_min_inflight", Integer.toString(clientMinInflight));
+        meta.put("layout", Integer.toString(ViewLayout.LAYOUT_VERSION));
+        meta.putAll(extraMeta);
+        return meta;
+    }
+
     /** A mutable copy of the options; {@link #build()} makes them again (validate them with {@link #problems()}). */
     public static final class Builder {
         private String redisUrl;

@@ -209,14 +209,7 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         Map<String, String> meta = new LinkedHashMap<>();
         meta.put("updated_ms", Long.toString(now));
         meta.put("watermark_ms", Long.toString(maxEventTimeMs));
-        meta.put("chunk_tokens", Integer.toString(options.chunkTokens()));
-        meta.put("tag_depth", Integer.toString(options.tagDepth()));
-        meta.put("busy_factor", Double.toString(options.busyFactor()));
-        meta.put("confidence_floor", Double.toString(options.confidenceFloor()));
-        meta.put("client_cap", Double.toString(options.clientCap()));
-        meta.put("client_min_inflight", Integer.toString(options.clientMinInflight()));
-        meta.put("layout", Integer.toString(ViewLayout.LAYOUT_VERSION));
-        meta.putAll(options.extraMeta());
+        meta.putAll(options.metaFields());
         List<RedisFuture<?>> f = new ArrayList<>();
         f.add(redis.hset(layout.metaKey(), meta));
         f.add(redis.pexpire(layout.metaKey(), options.viewTtlMs()));

@@ -20,7 +20,9 @@ local function parse_engine(v)
   }
 end
 
--- Block field value: engine=stored_ms(base 36).epoch(base 36),engine=...
+-- Block field value: engine=stored_ms(base 36).epoch(base 36),engine=... (pending values alike, with
+-- ready_ms for stored_ms). HOLDER captures one entry: its text, engine, stored_ms and epoch.
+local HOLDER = '(([^,=]+)=(%w+)%.(%w+))'
 local function holders(v)
   local h = {}
   if v then
@@ -272,30 +274,41 @@ end
 local function pend(h, engine, ready, held)
   local key, now = h.res .. ':pending', h.now
   local by_time = key .. ':by-time'
-  local epoch = h.engines[engine].epoch
+  local epoch = tonumber(h.engines[engine].epoch)
+  local epoch36 = to36(epoch)
   local fields = h.sampled
   -- The pick read these fields already when it matched them (nothing writes between).
   local values = h.pending_values or redis.call('HMGET', key, unpack(fields))
+  local lead, mid = engine .. '=', ',' .. engine .. '='
   for i, field in ipairs(fields) do
+    local value = values[i] or ''
     local mine = h.at[i] <= held and now or ready
-    local kept = {}
-    for id, entry in pairs(holders(values[i])) do
-      if entry.stored + PENDING_MS > now then
-        if id ~= engine then
-          kept[#kept + 1] = {id = id, ready = entry.stored, epoch = entry.epoch}
-        elseif entry.epoch == epoch then
-          mine = math.min(mine, math.max(entry.stored, now))
+    -- A copy already on its way here (same cache epoch) makes the engine a holder when it is done.
+    local ready36, entry_epoch36 = holder_of(value, lead, mid)
+    if ready36 and tonumber(entry_epoch36, 36) == epoch then
+      local stored = tonumber(ready36, 36)
+      if stored + PENDING_MS > now then mine = math.min(mine, math.max(stored, now)) end
+    end
+    -- Entries are written latest-ready first, so one pass keeps that order: the other engines'
+    -- entries as written (re-encoding each in base 36 was most of a placement's cost), this one's
+    -- put in its place, up to PENDING_HOLDERS, stopping at the first expired.
+    local own = engine .. '=' .. to36(mine) .. '.' .. epoch36
+    local parts, last = {}, mine
+    for text, id, stored36 in string.gmatch(value, HOLDER) do
+      if #parts >= PENDING_HOLDERS then break end
+      local stored = tonumber(stored36, 36)
+      if stored + PENDING_MS <= now then break end
+      if id ~= engine then
+        if own and stored < mine then
+          parts[#parts + 1] = own
+          own = nil
+          if #parts >= PENDING_HOLDERS then break end
         end
+        parts[#parts + 1] = text
+        if stored > last then last = stored end
       end
     end
-    kept[#kept + 1] = {id = engine, ready = mine, epoch = epoch}
-    table.sort(kept, function(a, b) return a.ready > b.ready end)
-    local parts, last = {}, 0
-    for j = 1, math.min(#kept, PENDING_HOLDERS) do
-      local k = kept[j]
-      parts[j] = k.id .. '=' .. to36(k.ready) .. '.' .. to36(tonumber(k.epoch))
-      if k.ready > last then last = k.ready end
-    end
+    if own and #parts < PENDING_HOLDERS then parts[#parts + 1] = own end
     redis.call('HSET', key, field, table.concat(parts, ','))
     redis.call('ZADD', by_time, last + PENDING_MS, field)
   end
@@ -329,14 +342,14 @@ local function match_pending(h, at, depth, conf)
   local values = redis.call('HMGET', h.res .. ':pending', unpack(h.sampled))
   h.pending_values = values
   for i = #values, 1, -1 do
-    for id, entry in pairs(holders(values[i])) do
+    for _, id, ready36, epoch36 in string.gmatch(values[i] or '', HOLDER) do
       local e = h.engines[id]
-      if e and entry.epoch == e.epoch and entry.stored <= h.now and h.now < entry.stored + PENDING_MS
-          and at[i] > (depth[id] or 0) then
+      local ready = tonumber(ready36, 36)
+      local current = e and tonumber(epoch36, 36) == tonumber(e.epoch)
+      if current and ready <= h.now and h.now < ready + PENDING_MS and at[i] > (depth[id] or 0) then
         depth[id] = at[i]
         conf[id] = 1
-      elseif e and entry.epoch == e.epoch and entry.stored > h.now and at[i] > (depth[id] or 0)
-          and at[i] > (h.warming[id] or 0) then
+      elseif current and ready > h.now and at[i] > (depth[id] or 0) and at[i] > (h.warming[id] or 0) then
         -- Still computing blocks it does not hold: a copy on its way there.
         h.warming[id] = at[i]
       end

@@ -7,6 +7,7 @@ import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.PrintStream;
@@ -23,17 +24,27 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code kvr bench pick}: kvr_pick latency and rate for prompts of several lengths, against a raw
- * GET of one key measured in the same run on the same Redis and client.
+ * GET of one key measured in the same run on the same Redis and client. The picks take the path a
+ * balancer's do in a running fleet: the view's meta as the job writes it (the prefill rate known, so
+ * the least-delay placement and the pending prefixes run), engines with their slots and slot time
+ * learned, and every pick reserving its engine under a request id, reported done 64 at a time (one
+ * {@code kvr_done}, outside the timing and out of the server time), so every engine carries a few
+ * live reservations as it would.
  */
 final class PickBench {
 
     private static final int ENGINES = 16;
     private static final int PROMPTS = 64;
+    /** Requests a balancer reports done in one kvr_done call. */
+    private static final int DONE_BATCH = 64;
+    /** Clients the picks are made for (the client cap reads each one's reservations). */
+    private static final int CLIENTS = 32;
 
     private PickBench() {}
 
-    static void run(String redisUrl, RedisSecurity security, int iterations, Duration maxPerCase, int threads, PrintStream out)
-            throws Exception {
+    /** @param viewMeta the meta figures the job writes beside the view (its defaults), but updated_ms */
+    static void run(String redisUrl, RedisSecurity security, Map<String, String> viewMeta, int iterations, Duration maxPerCase, int threads,
+                    PrintStream out) throws Exception {
         String prefix = "bench-" + UUID.randomUUID().toString().substring(0, 8) + ":";
         ViewLayout layout = new ViewLayout(prefix);
         RedisClient client = security.standaloneClient(redisUrl);
@@ -41,9 +52,13 @@ final class PickBench {
             RedisCommands<String, String> redis = c.sync();
             redis.functionLoad(ViewLayout.functionLibrary(), true);
             long now = System.currentTimeMillis();
-            redis.hset(layout.metaKey(), Map.of("updated_ms", Long.toString(now), "busy_factor", "2.0", "confidence_floor", "0.05"));
+            Map<String, String> meta = new java.util.HashMap<>(viewMeta);
+            meta.put("updated_ms", Long.toString(now));
+            redis.hset(layout.metaKey(), meta);
             for (int e = 0; e < ENGINES; e++) {
-                redis.hset(layout.enginesKey(), "engine-" + e, new EngineEntry("READY", e % 3, 2, 500, 600_000, 1, false, now).encode());
+                // Slots and slot time learned, the prefill rate the configured one; a few slots free on each.
+                redis.hset(layout.enginesKey(), "engine-" + e,
+                        new EngineEntry("READY", 0, 2 + e % 4, 500, 600_000, 1, false, now, EngineEntry.BOTH, 8, 0, 4_000).encode());
             }
             String one = prefix + "one";
             redis.set(one, "x".repeat(20));
@@ -53,7 +68,7 @@ final class PickBench {
             out.printf("%-10s %10s %10s %14s %16s %12s %12s%n", "case", "p50 us", "p99 us", "ops/s 1 thr", "ops/s " + threads + " thr", "vs GET",
                     "server us");
             ServerTime getTime = ServerTime.of(redis, "get");
-            Result get = measure(() -> redis.get(one), iterations, maxPerCase);
+            Result get = measure(() -> redis.get(one), () -> {}, iterations, maxPerCase);
             double getServer = getTime.perCallSince(redis);
             List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
             List<Runnable> gets = new ArrayList<>();
@@ -84,22 +99,36 @@ final class PickBench {
                         }
                     }
                     int[] next = {0};
+                    Placements placements = new Placements(router, redis, layout, "seq");
                     ServerTime pickTime = ServerTime.of(redis, "fcall");
-                    Result pick = measure(() -> router.pick(chains.get(next[0]++ % PROMPTS)), iterations, maxPerCase);
-                    double pickServer = pickTime.perCallSince(redis);
+                    Result pick = measure(() -> placements.pick(chains.get(next[0]++ % PROMPTS)), placements::settle, iterations, maxPerCase);
+                    double pickServer = pickTime.perCallSince(redis, placements.doneCalls, placements.doneUsec);
+                    placements.finish();
                     List<KvRouterClient> clients = new ArrayList<>();
+                    List<StatefulRedisConnection<String, String>> doneConnections = new ArrayList<>();
+                    List<Placements> threadPlacements = new ArrayList<>();
                     List<Runnable> picks = new ArrayList<>();
                     for (int t = 0; t < threads; t++) {
                         KvRouterClient own = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security).withKeyPrefix(prefix)
                                 .withMaxViewAge(Duration.ofHours(1)));
                         clients.add(own);
+                        StatefulRedisConnection<String, String> doneConnection = client.connect();
+                        doneConnections.add(doneConnection);
+                        // The rate counts the done calls as the work they are (one per 64 picks).
+                        Placements mine = new Placements(own, doneConnection.sync(), layout, "t" + t);
+                        threadPlacements.add(mine);
                         int[] i = {t};
-                        picks.add(() -> own.pick(chains.get(i[0]++ % PROMPTS)));
+                        picks.add(() -> {
+                            mine.pick(chains.get(i[0]++ % PROMPTS));
+                            mine.settle();
+                        });
                     }
                     double rate = concurrentRate(picks, iterations, maxPerCase);
+                    threadPlacements.forEach(Placements::finish);
                     clients.forEach(KvRouterClient::close);
+                    doneConnections.forEach(StatefulRedisConnection::close);
                     var check = router.pick(chains.get(0));
-                    if (check.matchedBlocks() != blocks) {
+                    if (check.bestHolderBlocks() != blocks) {
                         throw new IllegalStateException("the bench view is wrong: " + check);
                     }
                     out.printf("%-10s %10.1f %10.1f %14.0f %16.0f %12.2f %12.1f%n", blocks + " blocks", pick.p50, pick.p99, pick.rate, rate,
@@ -111,7 +140,7 @@ final class PickBench {
                                 .withKeyPrefix(prefix).withMaxViewAge(Duration.ofHours(1)).observing())) {
                             int[] at = {0};
                             ServerTime peekTime = ServerTime.of(redis, "fcall_ro");
-                            Result peek = measure(() -> observer.pick(chains.get(at[0]++ % PROMPTS)), iterations, maxPerCase);
+                            Result peek = measure(() -> observer.pick(chains.get(at[0]++ % PROMPTS)), () -> {}, iterations, maxPerCase);
                             out.printf("%-10s %10.1f %10.1f %14.0f %16s %12.2f %12.1f%n", "  kvr_peek", peek.p50, peek.p99, peek.rate, "-",
                                     peek.rate / get.rate, peekTime.perCallSince(redis));
                         }
@@ -132,6 +161,56 @@ final class PickBench {
     private record Result(double p50, double p99, double rate) {}
 
     /**
+     * Picks as one balancer makes them: each reserves its engine under a new request id for one of
+     * CLIENTS clients, and the requests are reported done DONE_BATCH at a time in one kvr_done call,
+     * whose calls and server time are kept so that the pick's own server time can leave them out.
+     */
+    private static final class Placements {
+        private final KvRouterClient router;
+        private final RedisCommands<String, String> redis;
+        private final String[] doneKeys;
+        private final String name;
+        private final List<String> open = new ArrayList<>();
+        private long requests;
+        long doneCalls;
+        long doneUsec;
+
+        Placements(KvRouterClient router, RedisCommands<String, String> redis, ViewLayout layout, String name) {
+            this.router = router;
+            this.redis = redis;
+            this.doneKeys = new String[] {layout.enginesKey(), layout.reservationsKey()};
+            this.name = name;
+        }
+
+        void pick(long[] chain) {
+            long n = requests++;
+            String id = name + "-" + n;
+            router.pick(chain, "bench", "client-" + n % CLIENTS, id, java.util.Set.of());
+            open.add(id);
+        }
+
+        /** Reports the open requests done once there are DONE_BATCH of them. */
+        void settle() {
+            if (open.size() >= DONE_BATCH) {
+                finish();
+            }
+        }
+
+        /** Reports every open request done. */
+        void finish() {
+            if (open.isEmpty()) {
+                return;
+            }
+            ServerTime before = ServerTime.of(redis, "fcall");
+            redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER, doneKeys, open.toArray(String[]::new));
+            ServerTime after = ServerTime.of(redis, "fcall");
+            doneCalls += after.calls() - before.calls();
+            doneUsec += after.usec() - before.usec();
+            open.clear();
+        }
+    }
+
+    /**
      * Redis's own accounting of one command (INFO commandstats: calls and microseconds spent in it),
      * so a case's server time per call is read beside the client's latency: a figure the client's
      * side of a busy box does not move. Other clients' calls of the same command count too: the
@@ -146,14 +225,22 @@ final class PickBench {
 
         /** Microseconds per call since this reading (warm-up included). */
         double perCallSince(RedisCommands<String, String> redis) {
+            return perCallSince(redis, 0, 0);
+        }
+
+        /** The same, leaving out calls of the command made meanwhile that are not the ones measured (and their time). */
+        double perCallSince(RedisCommands<String, String> redis, long otherCalls, long otherUsec) {
             ServerTime now = of(redis, command);
-            return now.calls == calls ? Double.NaN : (double) (now.usec - usec) / (now.calls - calls);
+            long measured = now.calls - calls - otherCalls;
+            return measured <= 0 ? Double.NaN : (double) (now.usec - usec - otherUsec) / measured;
         }
     }
 
-    private static Result measure(Runnable op, int iterations, Duration max) {
+    /** Times {@code op}; {@code between} runs after each one, untimed. */
+    private static Result measure(Runnable op, Runnable between, int iterations, Duration max) {
         for (int i = 0; i < Math.min(2_000, iterations); i++) {
             op.run(); // warm-up: JIT and connection
+            between.run();
         }
         Percentiles p = new Percentiles();
         long start = System.nanoTime();
@@ -162,6 +249,7 @@ final class PickBench {
             long t = System.nanoTime();
             op.run();
             p.add(System.nanoTime() - t);
+            between.run();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         return new Result(p.micros(0.5), p.micros(0.99), p.count() / seconds);

@@ -229,6 +229,14 @@ public final class KvRouterJob {
                 .withMeta(metaFigures(config));
     }
 
+    /**
+     * The meta figures a job with this configuration writes beside the view, but its clock's
+     * ({@code kvr bench pick} builds its view with them).
+     */
+    public static Map<String, String> viewMeta(KvRouterJobConfig config) {
+        return viewSinkOptions(config).metaFields();
+    }
+
     /** The cost model's figures for pick's cost view and the reservations' life (redis-sink/README.md). */
     static Map<String, String> metaFigures(KvRouterJobConfig config) {
         var model = config.cost().model();
