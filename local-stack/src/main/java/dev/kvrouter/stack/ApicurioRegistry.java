@@ -99,7 +99,7 @@ final class ApicurioRegistry {
             try {
                 Files.move(tmp, unpacked, StandardCopyOption.ATOMIC_MOVE);
             } catch (IOException raced) {
-                KafkaBroker.deleteRecursively(tmp);
+                Directories.deleteRecursively(tmp);
                 if (!Files.exists(runner)) {
                     throw raced;
                 }

@@ -40,7 +40,7 @@ final class KafkaBroker {
         Path log4j = stateDir.resolve("kafka-log4j2.properties");
         Path logs = stateDir.resolve("logs");
         if (fresh) {
-            deleteRecursively(dataDir);
+            Directories.deleteRecursively(dataDir);
         }
         String properties = serverProperties(dataDir, brokerPort, controllerPort, security);
         if (security != null) {
@@ -188,19 +188,6 @@ final class KafkaBroker {
             Files.writeString(file, content, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
-        }
-    }
-
-    static void deleteRecursively(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete " + dir, e);
         }
     }
 }

@@ -55,7 +55,7 @@ final class StackSecurity {
     /** Makes fresh material (every start of a secure stack: new passwords, new certificates). */
     static StackSecurity create(Path stateDir) {
         Path dir = dirOf(stateDir);
-        KafkaBroker.deleteRecursively(dir);
+        Directories.deleteRecursively(dir);
         StackSecurity s = new StackSecurity(dir);
         try {
             Files.createDirectories(dir.resolve("secrets"));

@@ -14,6 +14,7 @@ import dev.kvrouter.jobs.view.KvRouterJob;
 import dev.kvrouter.schemas.BlockHashes;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.serde.RegistryAvroSerializer;
+import dev.kvrouter.stack.Directories;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.topics.KafkaClients;
 import dev.kvrouter.topics.TopicApplier;
@@ -78,6 +79,8 @@ final class IngestBench {
                 total, plan.size(), BLOCKS_PER_BATCH, BLOCK, engines);
 
         RedisClient redisClient = RedisSecurity.fromConfig(client.redis()).standaloneClient(stack.redisUrl());
+        // The job's checkpoints (and state changelog) for this run only: removed when it ends.
+        java.nio.file.Path checkpoints = java.nio.file.Files.createTempDirectory("kvr-bench-checkpoints");
         try (StatefulRedisConnection<String, String> c = redisClient.connect()) {
             RedisCommands<String, String> redis = c.sync();
 
@@ -98,7 +101,7 @@ final class IngestBench {
                     "redis.url", stack.redisUrl(), "topics.prefix", topics, "kafka.group-id", topics + "job",
                     "kafka.starting-offsets", "earliest", "view.key-prefix", viewPrefix,
                     "engine.suspect-after", "5 min", "engine.dead-after", "10 min"));
-            settings.put("job.checkpoint-dir", java.nio.file.Files.createTempDirectory("kvr-bench-checkpoints").toUri().toString());
+            settings.put("job.checkpoint-dir", checkpoints.toUri().toString());
             if (!stack.clientConfig().isEmpty()) {
                 settings.put("client-config", stack.clientConfig());
             }
@@ -166,6 +169,7 @@ final class IngestBench {
             deleteAll(redis, viewPrefix);
         } finally {
             redisClient.shutdown();
+            Directories.deleteRecursively(checkpoints);
         }
     }
 

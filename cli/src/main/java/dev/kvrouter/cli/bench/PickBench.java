@@ -99,7 +99,7 @@ final class PickBench {
                         }
                     }
                     int[] next = {0};
-                    Placements placements = new Placements(router, redis, layout, "seq");
+                    Placements placements = new Placements(router, redis, layout, "seq", true);
                     ServerTime pickTime = ServerTime.of(redis, "fcall");
                     Result pick = measure(() -> placements.pick(chains.get(next[0]++ % PROMPTS)), placements::settle, iterations, maxPerCase);
                     double pickServer = pickTime.perCallSince(redis, placements.doneCalls, placements.doneUsec);
@@ -115,7 +115,7 @@ final class PickBench {
                         StatefulRedisConnection<String, String> doneConnection = client.connect();
                         doneConnections.add(doneConnection);
                         // The rate counts the done calls as the work they are (one per 64 picks).
-                        Placements mine = new Placements(own, doneConnection.sync(), layout, "t" + t);
+                        Placements mine = new Placements(own, doneConnection.sync(), layout, "t" + t, false);
                         threadPlacements.add(mine);
                         int[] i = {t};
                         picks.add(() -> {
@@ -163,23 +163,26 @@ final class PickBench {
     /**
      * Picks as one balancer makes them: each reserves its engine under a new request id for one of
      * CLIENTS clients, and the requests are reported done DONE_BATCH at a time in one kvr_done call,
-     * whose calls and server time are kept so that the pick's own server time can leave them out.
+     * whose calls and server time are kept (when {@code accounted}) so that the pick's own server time
+     * can leave them out.
      */
     private static final class Placements {
         private final KvRouterClient router;
         private final RedisCommands<String, String> redis;
         private final String[] doneKeys;
         private final String name;
+        private final boolean accounted;
         private final List<String> open = new ArrayList<>();
         private long requests;
         long doneCalls;
         long doneUsec;
 
-        Placements(KvRouterClient router, RedisCommands<String, String> redis, ViewLayout layout, String name) {
+        Placements(KvRouterClient router, RedisCommands<String, String> redis, ViewLayout layout, String name, boolean accounted) {
             this.router = router;
             this.redis = redis;
             this.doneKeys = new String[] {layout.enginesKey(), layout.reservationsKey()};
             this.name = name;
+            this.accounted = accounted;
         }
 
         void pick(long[] chain) {
@@ -201,11 +204,13 @@ final class PickBench {
             if (open.isEmpty()) {
                 return;
             }
-            ServerTime before = ServerTime.of(redis, "fcall");
+            ServerTime before = accounted ? ServerTime.of(redis, "fcall") : null;
             redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER, doneKeys, open.toArray(String[]::new));
-            ServerTime after = ServerTime.of(redis, "fcall");
-            doneCalls += after.calls() - before.calls();
-            doneUsec += after.usec() - before.usec();
+            if (accounted) {
+                ServerTime after = ServerTime.of(redis, "fcall");
+                doneCalls += after.calls() - before.calls();
+                doneUsec += after.usec() - before.usec();
+            }
             open.clear();
         }
     }

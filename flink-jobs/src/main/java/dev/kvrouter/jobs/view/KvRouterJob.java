@@ -31,10 +31,13 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateChangelogOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
@@ -110,6 +113,13 @@ public final class KvRouterJob {
             conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
             conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, config.runtime().checkpointDir());
         }
+        if (config.runtime().stateChangelog()) {
+            // Checkpoints upload the state's changes since the last one; the full snapshot of the heap
+            // (which competed with the view's writes for the cores) runs only at each materialization.
+            conf.set(StateChangelogOptions.ENABLE_STATE_CHANGE_LOG, true);
+            conf.set(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "filesystem");
+            conf.set(CHANGELOG_BASE_PATH, config.runtime().changelogDir());
+        }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         recoveryDefaults(env.getConfiguration(), conf);
         env.configure(conf);
@@ -120,6 +130,9 @@ public final class KvRouterJob {
         env.setBufferTimeout(config.runtime().bufferTimeout().toMillis());
         return env;
     }
+
+    /** flink-dstl-dfs's {@code FsStateChangelogOptions.BASE_PATH}, by its key: the job does not compile against the storage. */
+    static final ConfigOption<String> CHANGELOG_BASE_PATH = ConfigOptions.key("state.changelog.dstl.dfs.base-path").stringType().noDefaultValue();
 
     /** The reporter's name in Flink's {@code metrics.reporter.<name>.*} keys. */
     public static final String PROMETHEUS_REPORTER = "prom";

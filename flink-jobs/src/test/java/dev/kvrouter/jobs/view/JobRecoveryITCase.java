@@ -11,6 +11,7 @@ import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineHealth;
 import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
+import dev.kvrouter.stack.Directories;
 import dev.kvrouter.stack.LocalRedis;
 import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
@@ -18,6 +19,7 @@ import dev.kvrouter.stack.junit.UniqueNames;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +29,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.executiongraph.AccessExecutionVertex;
@@ -40,10 +43,13 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Faults a, c, d and f of the recovery table, on the real stack: each run's final view is compared with
@@ -56,17 +62,33 @@ class JobRecoveryITCase {
     private static final int PROMPTS = 400;
     private static final int BLOCKS_PER_PROMPT = 8;
 
+    /**
+     * Where the TaskManagers keep a job's state changelog: Flink reads the changelog storage from the
+     * TaskManager's configuration, not the job's (on a cluster, its config file; README, "Failure and
+     * recovery"). Removed after the class.
+     */
+    private static final Path CHANGELOG_STORAGE = temporaryDirectory("kvr-recovery-changelog");
+
     @RegisterExtension
-    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2);
+    static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2, changelogStorage(CHANGELOG_STORAGE));
+    /** The shared MiniCluster's TaskManagers by index (as MiniCluster numbers them: in start order; one at first), and those running. */
+    private static int taskManagersStarted = 1;
+    private static final List<Integer> RUNNING_TASK_MANAGERS = new ArrayList<>(List.of(0));
 
     @TempDir
     Path dir;
 
-    /** Fault a: the TaskManager running the job dies mid-stream (as kill -9 would) and a new one takes over. */
-    @Test
-    void aTaskManagerKilledMidStreamCostsNoEntryAndAddsNone(StackAddresses stack, @InjectMiniCluster MiniCluster flink)
+    /**
+     * Fault a: the TaskManager running the job dies mid-stream (as kill -9 would) and a new one takes
+     * over; on the heap backend, and with the state changelog (job.state-changelog), where the
+     * restore reads the last materialized state and replays the changes logged since.
+     */
+    @ParameterizedTest(name = "state changelog {0}")
+    @ValueSource(booleans = {false, true})
+    void aTaskManagerKilledMidStreamCostsNoEntryAndAddsNone(boolean changelog, StackAddresses stack, @InjectMiniCluster MiniCluster flink)
             throws Exception {
-        try (Scene scene = new Scene(stack, "it-tm-kill", "hashmap")) {
+        long loggedBefore = filesUnder(CHANGELOG_STORAGE);
+        try (Scene scene = new Scene(stack, "it-tm-kill", "hashmap", changelog)) {
             List<int[]> prompts = prompts(21, PROMPTS, BLOCKS_PER_PROMPT);
             List<int[]> firstHalf = prompts.subList(0, PROMPTS / 2);
             scene.store(firstHalf);
@@ -75,13 +97,23 @@ class JobRecoveryITCase {
             long checkpoints = completedCheckpoints(flink, scene.job);
             awaitTrue(() -> completedCheckpoints(flink, scene.job) >= checkpoints + 2, "two more checkpoints");
 
-            flink.terminateTaskManager(0).get(30, TimeUnit.SECONDS);
-            flink.startTaskManager();
+            // The running TaskManager dies (every one, should there be more) and as many new ones start:
+            // the MiniCluster is shared, so a second run kills the first one's replacement.
+            for (int tm : RUNNING_TASK_MANAGERS) {
+                flink.terminateTaskManager(tm).get(30, TimeUnit.SECONDS);
+            }
+            int count = RUNNING_TASK_MANAGERS.size();
+            RUNNING_TASK_MANAGERS.clear();
+            for (int i = 0; i < count; i++) {
+                flink.startTaskManager();
+                RUNNING_TASK_MANAGERS.add(taskManagersStarted++);
+            }
             scene.store(prompts.subList(PROMPTS / 2, PROMPTS));
 
             Set<String> clean = scene.clean(prompts);
             awaitTrue(() -> scene.entries().equals(clean), "every entry of the clean run, and no other");
             assertThat(maxAttempt(flink, scene.job)).as("the job did restart: the fault happened").isPositive();
+            assertThat(filesUnder(CHANGELOG_STORAGE) > loggedBefore).as("state changes logged in the changelog storage").isEqualTo(changelog);
         }
     }
 
@@ -205,9 +237,13 @@ class JobRecoveryITCase {
         JobClient job;
 
         Scene(StackAddresses stack, String name, String stateBackend) throws Exception {
+            this(stack, name, stateBackend, false);
+        }
+
+        Scene(StackAddresses stack, String name, String stateBackend, boolean changelog) throws Exception {
             try {
                 redis = LocalRedis.start(dir.resolve("redis"));
-                config = config(stack, ViewTestSupport.topics(stack, name), redis, stateBackend);
+                config = config(stack, ViewTestSupport.topics(stack, name), redis, stateBackend, changelog);
                 layout = new ViewLayout(config.view().keyPrefix());
                 client = RedisClient.create(redis.url());
                 connection = client.connect();
@@ -283,11 +319,43 @@ class JobRecoveryITCase {
         }
     }
 
-    private KvRouterJobConfig config(StackAddresses stack, String topics, LocalRedis redis, String stateBackend) {
+    private KvRouterJobConfig config(StackAddresses stack, String topics, LocalRedis redis, String stateBackend, boolean changelog) {
         return ViewTestSupport.config(stack, topics, redis.url(),
                 "engine.suspect-after", "2 s", "engine.dead-after", "3 s",
                 "engine.default-residency", "1 h", "engine.max-residency", "1 h",
-                "job.state-backend", stateBackend, "job.checkpoint-dir", dir.resolve("checkpoints").toUri().toString());
+                "job.state-backend", stateBackend, "job.checkpoint-dir", dir.resolve("checkpoints").toUri().toString(),
+                "job.state-changelog", Boolean.toString(changelog));
+    }
+
+    /** How many files lie under the directory (0 when there is none). */
+    private static long filesUnder(Path directory) throws java.io.IOException {
+        if (!Files.isDirectory(directory)) {
+            return 0;
+        }
+        try (Stream<Path> all = Files.walk(directory)) {
+            return all.filter(Files::isRegularFile).count();
+        }
+    }
+
+    /** The TaskManagers' side of job.state-changelog: the file storage, under {@code directory}. */
+    private static org.apache.flink.configuration.Configuration changelogStorage(Path directory) {
+        org.apache.flink.configuration.Configuration c = new org.apache.flink.configuration.Configuration();
+        c.set(org.apache.flink.configuration.StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "filesystem");
+        c.set(KvRouterJob.CHANGELOG_BASE_PATH, directory.toUri().toString());
+        return c;
+    }
+
+    private static Path temporaryDirectory(String prefix) {
+        try {
+            return Files.createTempDirectory(prefix);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @AfterAll
+    static void removeChangelogStorage() {
+        Directories.deleteRecursively(CHANGELOG_STORAGE);
     }
 
     private static JobClient start(KvRouterJobConfig config, String savepoint) throws Exception {

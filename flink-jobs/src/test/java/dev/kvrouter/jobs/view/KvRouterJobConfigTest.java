@@ -50,6 +50,18 @@ class KvRouterJobConfigTest {
                 .hasMessageContaining("engine.dead-after (PT10S) must be longer than engine.suspect-after (PT20S)");
         assertThatThrownBy(() -> TestConfigs.with("view.ttl", "1 s", "view.flush-interval", "500 ms"))
                 .hasMessageContaining("view.ttl (PT1S) must be at least 3 times view.flush-interval (PT0.5S)");
+        assertThatThrownBy(() -> TestConfigs.with("job.state-changelog", "true"))
+                .hasMessageContaining("job.state-changelog needs job.checkpoint-dir: the state changelog is written beside the checkpoints");
+    }
+
+    @Test
+    void theStateChangelogGoesBesideTheCheckpoints() {
+        KvRouterJobConfig config = TestConfigs.with("job.state-changelog", "true", "job.checkpoint-dir", "file:///var/kvr/checkpoints/");
+        var flink = KvRouterJob.environment(config, null).getConfiguration();
+        assertThat(flink.get(org.apache.flink.configuration.StateChangelogOptions.ENABLE_STATE_CHANGE_LOG)).isTrue();
+        assertThat(flink.get(KvRouterJob.CHANGELOG_BASE_PATH)).isEqualTo("file:///var/kvr/checkpoints/changelog");
+        var off = KvRouterJob.environment(TestConfigs.with("job.checkpoint-dir", "file:///var/kvr/checkpoints"), null).getConfiguration();
+        assertThat(off.get(org.apache.flink.configuration.StateChangelogOptions.ENABLE_STATE_CHANGE_LOG)).isFalse();
     }
 
     @Test
