@@ -146,10 +146,18 @@ public final class ViewLayout {
         return chain[Math.min(position, tagDepth) - 1];
     }
 
+    /** The hash as 16 lower-case hex digits, unsigned (built in one array: the job formats one per view write). */
     public static String hex(long hash) {
-        String h = Long.toHexString(hash);
-        return h.length() == 16 ? h : "0".repeat(16 - h.length()) + h;
+        byte[] digits = new byte[16];
+        for (int i = 15; i >= 0; i--) {
+            digits[i] = DIGITS[(int) (hash & 0xF)];
+            hash >>>= 4;
+        }
+        return new String(digits, java.nio.charset.StandardCharsets.ISO_8859_1);
     }
+
+    /** Digits of base 16 and 36, lower case. */
+    private static final byte[] DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
 
     /** The first {@code n} hashes of {@code chain} as kvr_pick takes them: one string, 16 hex digits each. */
     public static String packedHex(long[] chain, int n) {
@@ -166,7 +174,31 @@ public final class ViewLayout {
 
     /** One holder in a block field: {@code engine=stored_ms.epoch}, both numbers in base 36. */
     public static String holder(String engineId, long storedAtMs, long epoch) {
-        return engineId + "=" + Long.toString(storedAtMs, 36) + "." + Long.toString(epoch, 36);
+        return appendHolder(new StringBuilder(engineId.length() + 16), engineId, storedAtMs, epoch).toString();
+    }
+
+    /** Appends one holder ({@link #holder}) to a block field being built, without a string of its own per number. */
+    public static StringBuilder appendHolder(StringBuilder field, String engineId, long storedAtMs, long epoch) {
+        field.append(engineId).append('=');
+        appendBase36(field, storedAtMs);
+        field.append('.');
+        appendBase36(field, epoch);
+        return field;
+    }
+
+    /** As {@code Long.toString(x, 36)}. */
+    private static void appendBase36(StringBuilder out, long x) {
+        if (x < 0) {
+            out.append(Long.toString(x, 36)); // never in a view (times and epochs), but the same text
+            return;
+        }
+        char[] digits = new char[13]; // 36^13 > 2^63
+        int at = digits.length;
+        do {
+            digits[--at] = (char) DIGITS[(int) (x % 36)];
+            x /= 36;
+        } while (x > 0);
+        out.append(digits, at, digits.length - at);
     }
 
     /** The Lua function library, as loaded into Redis. */

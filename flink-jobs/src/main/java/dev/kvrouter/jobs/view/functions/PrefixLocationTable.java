@@ -251,7 +251,7 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
             if (value.length() > 0) {
                 value.append(',');
             }
-            value.append(ViewLayout.holder(h.engine, h.storedAtMs, h.epoch));
+            ViewLayout.appendHolder(value, h.engine, h.storedAtMs, h.epoch);
             expireAt = Math.max(expireAt, h.expireAtMs);
         }
         out.collect(ViewWrite.block(tag, blockHash, value.toString(), expireAt, eventTimeMs));
