@@ -116,6 +116,8 @@ public final class KvRouterJob {
         if (config.runtime().stateChangelog()) {
             // Checkpoints upload the state's changes since the last one; the full snapshot of the heap
             // (which competed with the view's writes for the cores) runs only at each materialization.
+            // The storage settings count where this configuration starts the cluster (the local run):
+            // a cluster's TaskManagers read their own (README, "Failure and recovery").
             conf.set(StateChangelogOptions.ENABLE_STATE_CHANGE_LOG, true);
             conf.set(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "filesystem");
             conf.set(CHANGELOG_BASE_PATH, config.runtime().changelogDir());
