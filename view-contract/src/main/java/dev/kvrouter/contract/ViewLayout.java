@@ -146,14 +146,17 @@ public final class ViewLayout {
         return chain[Math.min(position, tagDepth) - 1];
     }
 
-    /** The hash as 16 lower-case hex digits, unsigned (built in one array: the job formats one per view write). */
+    /** The hash as 16 lower-case hex digits, unsigned (built without intermediate strings: the job formats one per view write). */
     public static String hex(long hash) {
-        byte[] digits = new byte[16];
-        for (int i = 15; i >= 0; i--) {
-            digits[i] = DIGITS[(int) (hash & 0xF)];
-            hash >>>= 4;
+        return appendHex(new StringBuilder(16), hash).toString();
+    }
+
+    /** Appends {@link #hex}'s 16 digits. */
+    private static StringBuilder appendHex(StringBuilder out, long hash) {
+        for (int shift = 60; shift >= 0; shift -= 4) {
+            out.append((char) DIGITS[(int) ((hash >>> shift) & 0xF)]);
         }
-        return new String(digits, java.nio.charset.StandardCharsets.ISO_8859_1);
+        return out;
     }
 
     /** Digits of base 16 and 36, lower case. */
@@ -163,7 +166,7 @@ public final class ViewLayout {
     public static String packedHex(long[] chain, int n) {
         StringBuilder packed = new StringBuilder(16 * n);
         for (int i = 0; i < n; i++) {
-            packed.append(hex(chain[i]));
+            appendHex(packed, chain[i]);
         }
         return packed.toString();
     }

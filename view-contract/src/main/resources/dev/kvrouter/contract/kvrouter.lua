@@ -26,7 +26,7 @@ local HOLDER = '(([^,=]+)=(%w+)%.(%w+))'
 local function holders(v)
   local h = {}
   if v then
-    for engine, stored, epoch in string.gmatch(v, '([^,=]+)=(%w+)%.(%w+)') do
+    for _, engine, stored, epoch in string.gmatch(v, HOLDER) do
       h[engine] = {stored = tonumber(stored, 36), epoch = tostring(tonumber(epoch, 36))}
     end
   end

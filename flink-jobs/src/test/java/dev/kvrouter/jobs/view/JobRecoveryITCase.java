@@ -70,9 +70,11 @@ class JobRecoveryITCase {
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = ViewTestSupport.miniCluster(2, changelogStorage(CHANGELOG_STORAGE));
-    /** The shared MiniCluster's TaskManagers by index (as MiniCluster numbers them: in start order; one at first), and those running. */
+    /**
+     * TaskManagers the shared MiniCluster has started (it numbers them in start order, from one at
+     * first); one runs at a time, the last started.
+     */
     private static int taskManagersStarted = 1;
-    private static final List<Integer> RUNNING_TASK_MANAGERS = new ArrayList<>(List.of(0));
 
     @TempDir
     Path dir;
@@ -95,17 +97,11 @@ class JobRecoveryITCase {
             long checkpoints = completedCheckpoints(flink, scene.job);
             awaitTrue(() -> completedCheckpoints(flink, scene.job) >= checkpoints + 2, "two more checkpoints");
 
-            // The running TaskManager dies (every one, should there be more) and as many new ones start:
-            // the MiniCluster is shared, so a second run kills the first one's replacement.
-            for (int tm : RUNNING_TASK_MANAGERS) {
-                flink.terminateTaskManager(tm).get(30, TimeUnit.SECONDS);
-            }
-            int count = RUNNING_TASK_MANAGERS.size();
-            RUNNING_TASK_MANAGERS.clear();
-            for (int i = 0; i < count; i++) {
-                flink.startTaskManager();
-                RUNNING_TASK_MANAGERS.add(taskManagersStarted++);
-            }
+            // The running TaskManager dies and a new one starts: the MiniCluster is shared, so a second
+            // run kills the first one's replacement.
+            flink.terminateTaskManager(taskManagersStarted - 1).get(30, TimeUnit.SECONDS);
+            flink.startTaskManager();
+            taskManagersStarted++;
             scene.store(prompts.subList(PROMPTS / 2, PROMPTS));
 
             Set<String> clean = scene.clean(prompts);
