@@ -7,6 +7,7 @@
 #
 #   scripts/view-matrix.sh [OUT_DIR]
 #   WORKLOADS="burst long-context" BALANCERS="4" SEEDS="1" DURATION=120s scripts/view-matrix.sh
+#   DEMO_ARGS="--view-hold 30s" scripts/view-matrix.sh      # extra './kvr demo' options for every run
 #
 # A run takes its duration plus about a minute; the whole matrix (36 runs of 150 s) about 2.5 hours.
 # Runs already in OUT_DIR (a summary.csv) are kept, so an interrupted matrix resumes where it stopped.
@@ -17,6 +18,7 @@ WORKLOADS="${WORKLOADS:-system-prompt chat one-shot burst long-context mixed}"
 BALANCERS="${BALANCERS:-1 4}"
 SEEDS="${SEEDS:-1 2 3}"
 DURATION="${DURATION:-150s}"
+DEMO_ARGS="${DEMO_ARGS:-}"
 mkdir -p "$OUT"
 
 # One stack for every run (the demo reuses a running one).
@@ -29,7 +31,7 @@ for w in $WORKLOADS; do
       run="$w-b$b-s$s"
       if [ -f "$OUT/$run/summary.csv" ]; then continue; fi
       echo "view-matrix: $run ($(date +%H:%M:%S))" >&2
-      "$ROOT/kvr" demo --workload "$w" --balancers "$b" --seed "$s" --duration "$DURATION" --out "$OUT/$run" \
+      "$ROOT/kvr" demo --workload "$w" --balancers "$b" --seed "$s" --duration "$DURATION" --out "$OUT/$run" $DEMO_ARGS \
         >"$OUT/$run.log" 2>&1 || echo "view-matrix: $run failed, see $OUT/$run.log" >&2
     done
   done

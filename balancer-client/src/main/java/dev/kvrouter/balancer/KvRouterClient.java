@@ -28,6 +28,9 @@ import java.util.Map;
  */
 public final class KvRouterClient implements AutoCloseable {
 
+    /** The reason of a pick told to hold its request ({@link Pick#held()}). */
+    public static final String HOLD = "HOLD";
+
     /** Where an answer came from. */
     public enum Source { VIEW, FALLBACK_STALE_VIEW, FALLBACK_REDIS_DOWN, NO_ENGINE }
 
@@ -35,7 +38,7 @@ public final class KvRouterClient implements AutoCloseable {
      * @param engineId         the engine to send the request to; empty when no engine is known at all
      * @param matchedBlocks    canonical blocks of the prompt the engine is expected to hold
      * @param reason           AFFINITY, REPLICA, SPILL_HOT, SPILL_BUSY, SPILL_CLIENT_CAP, COLD, NO_AFFINITY_CLASS,
-     *                         FALLBACK_LOAD_ONLY, NO_VIEW
+     *                         FALLBACK_LOAD_ONLY, NO_VIEW, or HOLD ({@link #held()})
      * @param viewAgeMs        age of the view at the pick; -1 when there was none
      * @param confidence       confidence that the matched blocks are still there, 0..1
      * @param saving           the cost view: expected outcome and what it saves
@@ -51,6 +54,14 @@ public final class KvRouterClient implements AutoCloseable {
         public Pick(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Source source,
                     PickPolicy.Saving saving) {
             this(engineId, matchedBlocks, reason, viewAgeMs, confidence, source, saving, PickPolicy.Handoff.NONE, matchedBlocks, null);
+        }
+
+        /**
+         * Every engine is full and the balancer offered to hold ({@link Options#hold()}): no engine, no
+         * reservation; keep the request and pick again under the same request id.
+         */
+        public boolean held() {
+            return HOLD.equals(reason);
         }
     }
 
@@ -71,10 +82,17 @@ public final class KvRouterClient implements AutoCloseable {
      *                         nothing until the application adds a registry to it
      * @param security         credentials and TLS for Redis ({@link RedisSecurity#fromConfig}: the client config's
      *                         {@code redis.*} keys); none by default
+     * @param hold             how long the balancer will hold a request while every engine's slots are taken
+     *                         (zero, the default: never). Above zero a pick with a request id may answer
+     *                         {@link Pick#held()}: the balancer keeps the request and asks again under the same id
+     *                         when one of its requests ends or after a short pause (well within a second: a request
+     *                         not asked for in a second loses its place), and the request takes the first slot
+     *                         freed anywhere in the fleet, in the order the requests came; once it has waited
+     *                         this long it is placed as if it had not waited.
      */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
                           Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
-                          boolean clientSide, boolean reserves, MeterRegistry meters, RedisSecurity security) {
+                          boolean clientSide, boolean reserves, MeterRegistry meters, RedisSecurity security, Duration hold) {
         public static final Duration DEFAULT_MAX_VIEW_AGE = Duration.ofSeconds(2);
         public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
         public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -86,7 +104,7 @@ public final class KvRouterClient implements AutoCloseable {
         public static Options defaults(String redisUrl) {
             return new Options(redisUrl, ViewLayout.DEFAULT_KEY_PREFIX, ViewLayout.DEFAULT_CHUNK_TOKENS, ViewLayout.DEFAULT_TAG_DEPTH,
                     DEFAULT_MAX_VIEW_AGE, DEFAULT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BLOCKS, DEFAULT_SNAPSHOT_INTERVAL, false, true,
-                    Metrics.globalRegistry, RedisSecurity.none());
+                    Metrics.globalRegistry, RedisSecurity.none(), Duration.ZERO);
         }
 
         /** The defaults for this Redis, to change field by field. */
@@ -130,6 +148,11 @@ public final class KvRouterClient implements AutoCloseable {
             return toBuilder().security(security).build();
         }
 
+        /** Requests held up to {@code hold} while every engine is full ({@link Pick#held()}). */
+        public Options holding(Duration hold) {
+            return toBuilder().hold(hold).build();
+        }
+
         /** A mutable copy of the options; {@link #build()} makes them again. */
         public static final class Builder {
             private String redisUrl;
@@ -145,6 +168,7 @@ public final class KvRouterClient implements AutoCloseable {
             private boolean reserves;
             private MeterRegistry meters;
             private RedisSecurity security;
+            private Duration hold;
 
             private Builder(Options o) {
                 redisUrl = o.redisUrl;
@@ -160,6 +184,7 @@ public final class KvRouterClient implements AutoCloseable {
                 reserves = o.reserves;
                 meters = o.meters;
                 security = o.security;
+                hold = o.hold;
             }
 
             public Builder keyPrefix(String v) { keyPrefix = v; return this; }
@@ -174,10 +199,11 @@ public final class KvRouterClient implements AutoCloseable {
             public Builder reserves(boolean v) { reserves = v; return this; }
             public Builder meters(MeterRegistry v) { meters = v; return this; }
             public Builder security(RedisSecurity v) { security = v; return this; }
+            public Builder hold(Duration v) { hold = v; return this; }
 
             public Options build() {
                 return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                        snapshotInterval, clientSide, reserves, meters, security);
+                        snapshotInterval, clientSide, reserves, meters, security, hold);
             }
         }
     }
@@ -348,16 +374,14 @@ public final class KvRouterClient implements AutoCloseable {
                 layout.groupKey(n > 0 ? ViewLayout.tag(chain, 1, options.tagDepth()) : 0),
                 layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0),
                 layout.classesKey(), layout.reservationsKey()};
-        String[] args = new String[avoid.isEmpty() ? 6 : 7];
+        String[] args = new String[6 + tailArguments(requestId, avoid)];
         args[0] = Long.toString(options.maxViewAge().toMillis());
         args[1] = prefixClass == null ? "" : prefixClass;
         args[2] = clientId == null ? "" : clientId;
         args[3] = requestId == null ? "" : requestId;
         args[4] = Integer.toString(n);
         args[5] = ViewLayout.packedHex(chain, n);
-        if (!avoid.isEmpty()) {
-            args[6] = String.join(",", avoid);
-        }
+        tail(args, 6, requestId, avoid);
         try {
             List<Object> answer = options.reserves()
                     ? redis.fcall(ViewLayout.PICK_FUNCTION, ScriptOutputType.MULTI, keys, args)
@@ -395,7 +419,7 @@ public final class KvRouterClient implements AutoCloseable {
             Map<String, PickPolicy.Run> runs = PickPolicy.match(engines, blocks, System.currentTimeMillis(), floor);
             String[] keys = {layout.metaKey(), layout.enginesKey(), layout.classesKey(), layout.reservationsKey()};
             int[] sampled = ViewLayout.pendingPositions(n);
-            String[] args = new String[6 + sampled.length + (avoid.isEmpty() ? 0 : 1)];
+            String[] args = new String[6 + sampled.length + tailArguments(requestId, avoid)];
             args[0] = Long.toString(options.maxViewAge().toMillis());
             args[1] = prefixClass == null ? "" : prefixClass;
             args[2] = clientId == null ? "" : clientId;
@@ -405,12 +429,29 @@ public final class KvRouterClient implements AutoCloseable {
             for (int i = 0; i < sampled.length; i++) { // the pending prefixes are matched and recorded in the head slot
                 args[6 + i] = ViewLayout.hex(chain[sampled[i] - 1]);
             }
-            if (!avoid.isEmpty()) {
-                args[6 + sampled.length] = String.join(",", avoid);
-            }
+            tail(args, 6 + sampled.length, requestId, avoid);
             return answer(redis.fcall(ViewLayout.PLACE_FUNCTION, ScriptOutputType.MULTI, keys, args), requestId, avoid);
         } catch (RedisException e) {
             return leastLoaded(Source.FALLBACK_REDIS_DOWN, avoid);
+        }
+    }
+
+    /** Whether this pick offers to hold its request: holding on, reserving, under a request id. */
+    private boolean offersHold(String requestId) {
+        return requestId != null && options.reserves() && options.hold() != null && options.hold().toMillis() > 0;
+    }
+
+    /** How many optional arguments follow the pick's fixed ones: the engines to avoid, then hold_ms. */
+    private int tailArguments(String requestId, java.util.Set<String> avoid) {
+        return offersHold(requestId) ? 2 : avoid.isEmpty() ? 0 : 1;
+    }
+
+    private void tail(String[] args, int at, String requestId, java.util.Set<String> avoid) {
+        if (tailArguments(requestId, avoid) > 0) {
+            args[at] = String.join(",", avoid);
+        }
+        if (offersHold(requestId)) {
+            args[at + 1] = Long.toString(options.hold().toMillis());
         }
     }
 
@@ -423,7 +464,7 @@ public final class KvRouterClient implements AutoCloseable {
             return leastLoaded(Source.FALLBACK_STALE_VIEW, avoid);
         }
         Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW
-                : engine.isEmpty() ? Source.NO_ENGINE : Source.VIEW;
+                : engine.isEmpty() && !HOLD.equals(reason) ? Source.NO_ENGINE : Source.VIEW;
         PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(5), ((Long) answer.get(6)).intValue(),
                 Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)));
         PickPolicy.Handoff handoff = ((String) answer.get(9)).isEmpty() ? PickPolicy.Handoff.NONE

@@ -18,6 +18,7 @@ class KvRouterClientOptionsTest {
         assertThat(o.timeout()).isEqualTo(KvRouterClient.Options.DEFAULT_TIMEOUT);
         assertThat(o.clientSide()).isFalse();
         assertThat(o.reserves()).isTrue();
+        assertThat(o.hold()).isZero(); // a balancer opts in to holding: it must handle Pick.held()
         assertThat(KvRouterClient.Options.builder("redis://127.0.0.1:6390").build()).isEqualTo(o);
     }
 
@@ -36,5 +37,7 @@ class KvRouterClientOptionsTest {
         assertThat(clientSide.timeout()).isEqualTo(Duration.ofMillis(250));
         assertThat(clientSide.maxBlocks()).isEqualTo(512);
         assertThat(base.withMaxViewAge(Duration.ofSeconds(9)).maxViewAge()).hasSeconds(9);
+        assertThat(base.holding(Duration.ofSeconds(5)).hold()).hasSeconds(5);
+        assertThat(base.holding(Duration.ofSeconds(5)).toBuilder().hold(Duration.ZERO).build()).isEqualTo(base);
     }
 }

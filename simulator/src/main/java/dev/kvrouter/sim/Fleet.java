@@ -12,10 +12,14 @@ import dev.kvrouter.sim.policy.PolicyRequest;
 import dev.kvrouter.sim.policy.Route;
 import dev.kvrouter.sim.sink.EventSink;
 import dev.kvrouter.sim.workload.SimRequest;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** One policy's own copy of the fleet: its engines, its policy, its metrics, its sink. */
 public final class Fleet implements FleetView {
@@ -27,6 +31,19 @@ public final class Fleet implements FleetView {
     private final PolicyMetrics metrics;
     private final VirtualClock clock;
     private long pending;
+
+    /** A request its balancer holds (every engine full), to place when it asks again. */
+    private record Held(String requestId, SimRequest request, long[] chain, double arrivedMs) {}
+
+    /**
+     * How often a balancer holding requests asks again besides when one of its own requests ends:
+     * what tells it of slots freed by another balancer's requests. Well within the second after which
+     * the view gives a silent request's place away.
+     */
+    static final double HOLD_POLL_MS = 25;
+    /** Held requests in arrival order (each balancer asks for its own oldest first). */
+    private final ArrayDeque<Held> held = new ArrayDeque<>();
+    private boolean pollScheduled;
 
     public Fleet(Policy policy, int size, EngineConfig config, VirtualClock clock, EventSink sink, double windowMs) {
         this.policy = policy;
@@ -60,16 +77,65 @@ public final class Fleet implements FleetView {
         return sink;
     }
 
-    /** Requests placed and not yet finished. */
+    /** Requests placed and not yet finished, and those held by the balancers. */
     public long pending() {
-        return pending;
+        return pending + held.size();
     }
 
-    /** Places a request: the policy decides, the decision is published, the engine gets it. */
+    /**
+     * Places a request: the policy decides, the decision is published, the engine gets it. Or the
+     * policy's balancer holds it (every engine full), and asks again when one of its requests ends
+     * and every {@link #HOLD_POLL_MS}.
+     */
     public void arrive(String requestId, SimRequest request, long[] chain) {
+        Held r = new Held(requestId, request, chain, clock.nowMs());
+        if (!place(r)) {
+            held.add(r);
+            schedulePoll();
+        }
+    }
+
+    /** Asks the policy again for the held requests of one balancer (all with -1), oldest first, until one is held again. */
+    private void retryHeld(int balancer) {
+        Set<Integer> stillFull = new HashSet<>();
+        for (Iterator<Held> it = held.iterator(); it.hasNext(); ) {
+            Held r = it.next();
+            int b = policy.balancerOf(r.requestId());
+            if ((balancer >= 0 && b != balancer) || stillFull.contains(b)) {
+                continue;
+            }
+            if (place(r)) {
+                it.remove();
+            } else {
+                stillFull.add(b);
+            }
+        }
+    }
+
+    private void schedulePoll() {
+        if (pollScheduled || held.isEmpty()) {
+            return;
+        }
+        pollScheduled = true;
+        clock.after(HOLD_POLL_MS, () -> {
+            pollScheduled = false;
+            retryHeld(-1);
+            schedulePoll(); // stops once nothing is held
+        });
+    }
+
+    /** False when the policy holds the request. */
+    private boolean place(Held r) {
+        String requestId = r.requestId();
+        SimRequest request = r.request();
+        long[] chain = r.chain();
         Route route = policy.route(new PolicyRequest(requestId, chain, request.requestClass(), request.clientId(), request.promptTokens()), this);
+        if (route.held()) {
+            return false;
+        }
         SimEngine engine = engines.get(route.engine());
-        Placement p = new Placement(requestId, request, chain, engine.id(), route.predictedBlocks(), route.reason());
+        Placement p = new Placement(requestId, request, chain, engine.id(), route.predictedBlocks(), route.reason(),
+                clock.nowMs() - r.arrivedMs());
         if (sink.enabled()) {
             List<Long> hashes = new ArrayList<>(chain.length);
             for (long h : chain) {
@@ -84,6 +150,7 @@ public final class Fleet implements FleetView {
         metrics.arrived(p, route.engine());
         pending++;
         engine.submit(p);
+        return true;
     }
 
     private void completed(Completion c) {
@@ -91,6 +158,12 @@ public final class Fleet implements FleetView {
         metrics.completed(c);
         policy.finished(new PolicyRequest(c.placement().requestId(), c.placement().chain(), c.placement().request().requestClass(),
                 c.placement().request().clientId(), c.placement().request().promptTokens()), index.get(c.placement().engineId()));
+        if (!held.isEmpty()) {
+            // Its balancer saw the request end (a slot freed): it asks again for what it holds, once
+            // the engine has finished with this one.
+            int balancer = policy.balancerOf(c.placement().requestId());
+            clock.after(0, () -> retryHeld(balancer));
+        }
     }
 
     public void sampleLoads() {

@@ -94,6 +94,12 @@ public final class FleetOptions {
                     + "them by request id; they share only what is in Redis (default: ${DEFAULT-VALUE}).")
     int balancers;
 
+    @Option(names = "--view-hold", defaultValue = "0ms",
+            description = "With the 'view' policy: how long a balancer holds a request while every engine is full, asking again "
+                    + "when one of its requests ends and every 25 ms, so that the request takes the first slot freed anywhere "
+                    + "(KvRouterClient.Options.hold); 0ms never holds (default: ${DEFAULT-VALUE}).")
+    String viewHold;
+
     @Option(names = "--audit-match",
             description = "With the 'view' policy: read every prompt's blocks in full beside its pick and print how often the pick's "
                     + "search over the blocks found a longer run than reading each block (holes in the view's prefix property). "
@@ -150,7 +156,8 @@ public final class FleetOptions {
                 }
                 if (p.equals("view")) {
                     KvRouterClient.Options view = KvRouterClient.Options.defaults(redis.value())
-                            .withKeyPrefix(viewKeyPrefix).withSecurity(RedisSecurity.fromConfig(client.redis()));
+                            .withKeyPrefix(viewKeyPrefix).withSecurity(RedisSecurity.fromConfig(client.redis()))
+                            .holding(Durations.parse(viewHold));
                     specs.add(new SimRunner.FleetSpec(() -> ViewPolicy.connect(view, balancers, auditMatch ? err : null), sink));
                 } else {
                     specs.add(new SimRunner.FleetSpec(Policies.factory(p, ps), sink));

@@ -132,6 +132,63 @@ local function release(res, request)
   return 1
 end
 
+-- Holding: with every live engine's slots taken, a request placed now waits on one engine for a
+-- slot that engine frees, while another engine may free one first: which ends first is in the
+-- running requests' output lengths, which no report carries (BENCHMARKS.md runs 11 and 13). A
+-- balancer that offers to hold a request (kvr_pick's hold_ms) is told HOLD instead and asks again
+-- (when one of its own requests ends, or after a short pause): the request then takes the first slot
+-- freed anywhere — one line for the fleet rather than one per engine. The waiting room, in the head
+-- slot beside the reservations:
+--   <res>:hold       zset  request id, scored by when it was first held: the order they go in
+--   <res>:hold:seen  zset  request id, scored by when its balancer last asked
+-- A held request goes in once fewer requests wait ahead of it than there are free slots, or once it
+-- has waited hold_ms (then placed as if it had never waited). A request whose balancer has not asked
+-- for HOLD_STALE_MS (a balancer gone) loses its place; kvr_done of a held request removes it; at most
+-- HOLD_CAP wait, past that a new request is placed at once. Both keys expire reservation_ttl_ms
+-- after their last write.
+local HOLD_STALE_MS = 1000
+local HOLD_CAP = 4096
+
+-- Leaves the waiting room (a request placed, given up, or gone).
+local function unhold(res, request)
+  redis.call('ZREM', res .. ':hold', request)
+  redis.call('ZREM', res .. ':hold:seen', request)
+end
+
+-- True when the request must wait (recorded in the waiting room); false when it is placed now.
+local function hold(h, request, hold_ms)
+  local key, seen, now = h.res .. ':hold', h.res .. ':hold:seen', h.now
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', '(' .. (now - HOLD_STALE_MS), 'LIMIT', 0, SWEEP)) do
+    unhold(h.res, gone)
+  end
+  local first = tonumber(redis.call('ZSCORE', key, request))
+  if first and now - first >= hold_ms then
+    unhold(h.res, request)
+    return false
+  end
+  -- Free slots on the engines that take requests; slots not learned yet (no engine has had a request
+  -- wait) or no engine live: no telling the fleet is full, nothing waits.
+  local free, live = 0, false
+  for _, e in pairs(h.engines) do
+    if e.slots == 0 then return false end
+    live = true
+    if e.status ~= 'BUSY' and e.status ~= 'DRAINING' and e.status ~= 'SUSPECT' then
+      free = free + math.max(0, e.slots - e.load)
+    end
+  end
+  if not live then return false end
+  local ahead = first and redis.call('ZCOUNT', key, '-inf', '(' .. first) or redis.call('ZCARD', key)
+  if ahead < free or (not first and ahead >= HOLD_CAP) then
+    if first then unhold(h.res, request) end
+    return false
+  end
+  redis.call('ZADD', key, 'NX', now, request)
+  redis.call('ZADD', seen, now, request)
+  redis.call('PEXPIRE', key, h.res_ttl)
+  redis.call('PEXPIRE', seen, h.res_ttl)
+  return true
+end
+
 -- What every placement reads from the head slot: the meta figures, the live engines with the
 -- reservations their load reports do not cover yet, the prefill queued on each, the class policy
 -- key and the client's live reservations. Nil without a view (no meta key). Engines in `avoid` (a
@@ -660,6 +717,19 @@ end
 
 local NO_VIEW = {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0', 0}
 
+-- Whether a request offered to wait (hold_ms, '' or 0: never) must: only with a request id to
+-- place it under, and on a fresh view (a stale one's loads say nothing of free slots).
+-- The answer to a request told to wait: no engine, reason HOLD; it asks again.
+local function hold_answer(h)
+  return {'', 0, 'HOLD', h.age, '0', 'COLD', 0, '0', '0', '', '0', 0}
+end
+
+local function held(h, request, hold_ms, max_age)
+  hold_ms = tonumber(hold_ms) or 0
+  if hold_ms <= 0 or request == '' or h.age > max_age then return false end
+  return hold(h, request, hold_ms)
+end
+
 -- The longest run of the prompt's blocks each engine holds, from the first block on, read from the
 -- view's groups without reading every block. A block's chain hash names the whole prefix up to it, an
 -- engine that stored block k held blocks 1..k-1 when it did, and engines evict leaves first: an engine
@@ -773,8 +843,9 @@ end
 --       after the other: the pick reads only the blocks it probes, and one argument costs Redis one
 --       string where n arguments cost n), then optionally the engines to avoid, comma-separated: a
 --       balancer that could not reach its pick asks again without it (under the same request id, the
---       reservation moves)
--- Returns: see decide.
+--       reservation moves; '' for none), then optionally hold_ms: how long the balancer will hold
+--       the request while every engine is full (see HOLD_STALE_MS; '' or 0: never)
+-- Returns: see decide; a request told to wait gets no engine and the reason HOLD.
 local function pick_with(keys, args, reserving)
   local n = tonumber(args[5])
   local packed = args[6] or ''
@@ -787,6 +858,7 @@ local function pick_with(keys, args, reserving)
   local now = now_ms()
   local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now, engine_set(args[7]))
   if not h then return NO_VIEW end
+  if reserving and held(h, args[4], args[8], tonumber(args[1])) then return hold_answer(h) end
   local at = sampled(n)
   h.at, h.sampled = at, {}
   for i, p in ipairs(at) do h.sampled[i] = hash(p) end
@@ -804,14 +876,15 @@ end
 -- ARGV: max_view_age_ms, prefix class, client id, request id ('' to reserve nothing), n,
 --       the holders' runs: engine=depth:confidence,... ('' for none), then optionally the prompt's
 --       hashes at the sampled positions 1, 2, 4, ... below n, and n (the pending prefixes; without
---       them the placement neither reads nor records any), then optionally the engines to avoid (as
---       kvr_pick's)
+--       them the placement neither reads nor records any), then optionally the engines to avoid and
+--       hold_ms (as kvr_pick's)
 local function place(keys, args)
   local n = tonumber(args[5])
   local now = now_ms()
   local at = sampled(n)
   local h = read_head(keys[1], keys[2], keys[3], keys[4], args[3], now, engine_set(args[7 + #at]))
   if not h then return NO_VIEW end
+  if held(h, args[4], args[8 + #at], tonumber(args[1])) then return hold_answer(h) end
   h.at = at
   if #args >= 6 + #at then h.sampled = {unpack(args, 7, 6 + #at)} end
   local result = decide(h, n, args[2], tonumber(args[1]), function()
@@ -827,12 +900,14 @@ end
 
 -- KEYS: engines, reservations; ARGV: request ids. The requests are done (or were never sent): their
 -- reservations leave, and a request its engine's last load report counted is one less there until
--- the engine reports again. Returns how many reservations there were.
+-- the engine reports again; a request still held leaves the waiting room. Returns how many
+-- reservations there were.
 local function done(keys, args)
   local engines_key, res = keys[1], keys[2]
   local now = now_ms()
   local released = 0
   for i = 1, #args do
+    unhold(res, args[i])
     local v = redis.call('HGET', res, args[i])
     if v then
       local engine, at = string.match(v, '^([^|]*)|(%d+)|')

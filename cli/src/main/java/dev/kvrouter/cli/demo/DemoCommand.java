@@ -61,6 +61,11 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Independent balancers placing the view's requests, sharing only Redis (default: ${DEFAULT-VALUE}).")
     int balancers;
 
+    @Option(names = "--view-hold", defaultValue = "0ms",
+            description = "How long the view's balancers hold a request while every engine is full, as for 'kvr sim' "
+                    + "(default: ${DEFAULT-VALUE}: never).")
+    String viewHold;
+
     @Option(names = "--failures", description = "Scheduled failures as for 'kvr sim' (default: engine 2 dies at 40 %% of the run, "
             + "engine 1 runs at a quarter of its speed from 60 %% for 20 %% of it).")
     String failures;
@@ -201,6 +206,7 @@ public final class DemoCommand implements Callable<Integer> {
                 seconds * 0.4, seconds * 0.6, seconds * 0.2);
         List<String> args = new ArrayList<>(List.of(
                 "--balancers", Integer.toString(balancers),
+                "--view-hold", viewHold,
                 "--duration", String.format(Locale.ROOT, "%.0fs", seconds),
                 "--engines", Integer.toString(engines),
                 "--rate-scale", String.format(Locale.ROOT, "%.3f", engines / 8.0), // the workload's rates suit 8 engines

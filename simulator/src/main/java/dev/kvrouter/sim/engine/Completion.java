@@ -6,8 +6,8 @@ import dev.kvrouter.events.OutcomeStatus;
  * How a request ended on its engine.
  *
  * @param cachedBlocks prompt blocks found in the cache when the engine scheduled it (-1 when it never was)
- * @param queueMs      arrival to prefill start
- * @param ttftMs       arrival to the end of its prefill (first token)
+ * @param queueMs      arrival at the balancer to prefill start (the time held there included)
+ * @param ttftMs       arrival at the balancer to the end of its prefill (first token)
  */
 public record Completion(Placement placement, OutcomeStatus status, int promptBlocks, int cachedBlocks, int cachedTokens,
                          double queueMs, double ttftMs, double finishedAtMs) {

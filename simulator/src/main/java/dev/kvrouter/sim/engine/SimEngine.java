@@ -369,7 +369,10 @@ public final class SimEngine {
         int cachedTokens = ok ? job.matched * config.blockTokens() : 0;
         double queueMs = ok ? job.prefillStartMs - job.arrivalMs : 0;
         double ttftMs = ok ? job.prefillEndMs - job.arrivalMs : 0;
-        Completion c = new Completion(job.placement, status, job.totalBlocks, cachedBlocks, cachedTokens, queueMs, ttftMs, clock.nowMs());
+        // The request's own figures count the time its balancer held it; the engine reports what it saw.
+        double heldMs = job.placement.heldMs();
+        Completion c = new Completion(job.placement, status, job.totalBlocks, cachedBlocks, cachedTokens, queueMs + (ok ? heldMs : 0),
+                ttftMs + (ok ? heldMs : 0), clock.nowMs());
         if (sink.enabled()) {
             sink.outcome(RequestOutcome.newBuilder().setRequestId(job.placement.requestId()).setEngineId(id)
                     .setPromptTokens(job.placement.request().promptTokens()).setCachedTokens(cachedTokens)

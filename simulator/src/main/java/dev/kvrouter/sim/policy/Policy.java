@@ -14,6 +14,15 @@ public interface Policy extends AutoCloseable {
     /** The request finished on its engine (policies that track their own in-flight counts). */
     default void finished(PolicyRequest request, int engine) {}
 
+    /**
+     * Which of the policy's balancers a request is dealt to (0 for a policy of one): a balancer
+     * learns that a slot freed when one of its own requests ends, and asks again for the requests it
+     * holds ({@link Route#hold()}) then.
+     */
+    default int balancerOf(String requestId) {
+        return 0;
+    }
+
     @Override
     default void close() {}
 }

@@ -5,12 +5,22 @@ import dev.kvrouter.events.RouteReason;
 /**
  * A policy's answer.
  *
- * @param engine          index of the chosen engine in the fleet
+ * @param engine          index of the chosen engine in the fleet; -1 when the request is held ({@link #hold()})
  * @param predictedBlocks  blocks the policy expects the engine to hold (0 when not routed for affinity)
  * @param bestHolderBlocks blocks the policy believes the best holder has, whichever engine it chose (what affinity
  *                         would match)
  */
 public record Route(int engine, int predictedBlocks, RouteReason reason, int bestHolderBlocks) {
+
+    /** The answer that places nothing yet: every engine is full and the balancer holds the request, to ask again. */
+    public static Route hold() {
+        return new Route(-1, 0, RouteReason.UNKNOWN, 0);
+    }
+
+    /** The balancer holds the request ({@link #hold()}). */
+    public boolean held() {
+        return engine < 0;
+    }
 
     /** A route whose chosen engine is the best holder the policy knows of. */
     public Route(int engine, int predictedBlocks, RouteReason reason) {

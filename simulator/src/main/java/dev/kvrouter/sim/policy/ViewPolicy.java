@@ -16,7 +16,8 @@ import java.util.Set;
  * pipeline in the loop: publish this fleet to Kafka, run the job, and pace the clock to wall time.
  * A pick of a dead engine (the view learns of a death only after {@code engine.suspect-after}) is
  * asked again without it, up to {@link #MAX_RETRIES} times; an engine id the fleet does not know
- * (or none) falls back to least loaded.
+ * (or none) falls back to least loaded. With holding on ({@code KvRouterClient.Options#hold}), a
+ * pick may answer that every engine is full: the balancer holds the request ({@link Route#hold()}).
  */
 public final class ViewPolicy implements Policy {
 
@@ -90,16 +91,20 @@ public final class ViewPolicy implements Policy {
     }
 
     /** The balancer a request is dealt to: by its id, so the one that placed it also reports it done. */
-    private Balancer balancerOf(String requestId) {
-        return balancers.get(Math.floorMod(requestId.hashCode(), balancers.size()));
+    @Override
+    public int balancerOf(String requestId) {
+        return Math.floorMod(requestId.hashCode(), balancers.size());
     }
 
     @Override
     public Route route(PolicyRequest request, FleetView fleet) {
-        Balancer balancer = balancerOf(request.requestId());
+        Balancer balancer = balancers.get(balancerOf(request.requestId()));
         KvRouterClient.Pick pick = balancer.pick(request.chain(), request.requestClass(), request.clientId(), request.requestId(), Set.of());
         if (audit != null) {
             audit.check(request.chain());
+        }
+        if (pick.held()) {
+            return Route.hold(); // every engine full: the balancer keeps the request and asks again
         }
         int engine = indexOf(pick, fleet);
         // A dead engine the view does not know of yet refuses the connection: the balancer asks again
@@ -108,6 +113,9 @@ public final class ViewPolicy implements Policy {
         for (int retry = 0; engine >= 0 && !fleet.alive(engine) && retry < MAX_RETRIES; retry++) {
             unreachable.add(pick.engineId());
             pick = balancer.pick(request.chain(), request.requestClass(), request.clientId(), request.requestId(), Set.copyOf(unreachable));
+            if (pick.held()) {
+                return Route.hold();
+            }
             engine = indexOf(pick, fleet);
         }
         if (engine < 0 || !fleet.alive(engine)) {
@@ -122,7 +130,7 @@ public final class ViewPolicy implements Policy {
 
     @Override
     public void finished(PolicyRequest request, int engine) {
-        balancerOf(request.requestId()).done(request.requestId());
+        balancers.get(balancerOf(request.requestId())).done(request.requestId());
     }
 
     static RouteReason reason(String reason) {
