@@ -38,7 +38,7 @@ for w in $WORKLOADS; do
 done
 
 # summary.csv: policy,class,requests,completed,failed,hits,hit_rate,block_hit_rate,avoided_tokens_per_hit,
-#              load_gini,affinity_routed,staleness,ttft_p50_ms,ttft_p99_ms
+#              load_gini,affinity_routed,staleness,ttft_p50_ms,ttft_p99_ms,held,held_mean_ms
 {
   for w in $WORKLOADS; do for b in $BALANCERS; do for s in $SEEDS; do
     f="$OUT/$w-b$b-s$s/summary.csv"

@@ -19,6 +19,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -731,6 +732,83 @@ class PickFunctionITCase {
         assertThat(placed).as("spread over the fleet").hasSize(3);
         assertThat(redis.hgetall(layout.clientReservationsKey("burst"))).as("the client's live reservations per engine")
                 .isEqualTo(placed.entrySet().stream().collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toString())));
+    }
+
+    @Test
+    void whileEveryEngineIsFullAHoldingBalancersRequestsWaitAndTakeTheSlotsFreedInTheOrderTheyCame(StackAddresses stack)
+            throws InterruptedException {
+        running("e1", 4);
+        running("e2", 4);
+        running("e3", 4);
+        try (KvRouterClient a = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)));
+             KvRouterClient b = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
+            Pick first = placeUnder(a, "r1");
+            assertThat(first).extracting(Pick::held, Pick::engineId, Pick::reason, Pick::source, Pick::requestId)
+                    .containsExactly(true, "", "HOLD", Source.VIEW, null);
+            assertThat(redis.hget(layout.reservationsKey(), "r1")).as("a held request reserves nothing").isNull();
+            assertThat(placeUnder(b, "r2").held()).as("another balancer's request waits too").isTrue();
+            assertThat(redis.zrange(layout.heldRequestsKey(), 0, -1)).containsExactly("r1", "r2");
+            assertThat(pick(router, chain).held()).as("a balancer that does not hold places as before").isFalse();
+
+            // e2 reports a slot free: r1 came first, so r2 still waits, whoever asks first.
+            running("e2", 3);
+            Thread.sleep(2); // placements after the report, which counts only what came before
+            assertThat(placeUnder(b, "r2").held()).isTrue();
+            assertThat(placeUnder(a, "r1")).extracting(Pick::held, Pick::engineId, Pick::requestId).containsExactly(false, "e2", "r1");
+            assertThat(placeUnder(b, "r2").held()).as("r1's reservation took e2's free slot").isTrue();
+            running("e3", 3);
+            Thread.sleep(2);
+            assertThat(placeUnder(b, "r2")).extracting(Pick::held, Pick::engineId).containsExactly(false, "e3");
+            assertThat(redis.exists(layout.heldRequestsKey())).as("nobody waits").isZero();
+        }
+    }
+
+    @Test
+    void aHeldRequestGoesInOnceItHasWaitedItsHoldAndLosesItsPlaceWhenItsBalancerFallsSilentOrReportsItDone(StackAddresses stack)
+            throws InterruptedException {
+        running("e1", 4);
+        running("e2", 4);
+        running("e3", 4);
+        try (KvRouterClient brief = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofMillis(300)));
+             KvRouterClient patient = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
+            assertThat(placeUnder(brief, "r1").held()).isTrue();
+            assertThat(redis.pttl(layout.heldRequestsKey())).as("the waiting room expires with the reservations").isPositive();
+            assertThat(placeUnder(patient, "r2").held()).isTrue();
+            assertThat(placeUnder(patient, "r3").held()).isTrue();
+            assertThat(patient.done("r3")).as("a held request has no reservation").isFalse();
+            assertThat(redis.zrange(layout.heldRequestsKey(), 0, -1)).as("but leaves the waiting room on done").containsExactly("r1", "r2");
+            Thread.sleep(350);
+            assertThat(placeUnder(brief, "r1")).as("waited its 300 ms: placed though every engine is full")
+                    .extracting(Pick::held, Pick::requestId).containsExactly(false, "r1");
+            // r2's balancer stops asking; a slot frees, r4 waits behind r2 until r2 has been silent a second.
+            running("e1", 3);
+            Thread.sleep(2);
+            assertThat(placeUnder(patient, "r4").held()).isTrue();
+            Thread.sleep(600);
+            assertThat(placeUnder(patient, "r4").held()).as("r2 last asked 0.95 s ago").isTrue();
+            Thread.sleep(600);
+            assertThat(placeUnder(patient, "r4")).extracting(Pick::held, Pick::engineId).containsExactly(false, "e1");
+            assertThat(redis.zrange(layout.heldRequestsKey(), 0, -1)).as("r2 lost its place").isEmpty();
+        }
+    }
+
+    @Test
+    void aStaleViewHoldsNothing(StackAddresses stack) {
+        running("e1", 4);
+        running("e2", 4);
+        running("e3", 4);
+        redis.hset(layout.metaKey(), "updated_ms", Long.toString(now - 60_000));
+        try (KvRouterClient holding = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
+            assertThat(placeUnder(holding, "r1")).extracting(Pick::held, Pick::reason).containsExactly(false, "FALLBACK_LOAD_ONLY");
+        }
+    }
+
+    /** A pick of the prompt under a request id (reserving), as a balancer sending the request makes it. */
+    private Pick placeUnder(KvRouterClient client, String requestId) {
+        if (clientSide()) {
+            client.refresh();
+        }
+        return client.pick(chain, null, null, requestId);
     }
 
     @Test

@@ -96,6 +96,15 @@ public final class ViewLayout {
         return reservationsKey() + ":pending";
     }
 
+    /**
+     * The waiting room: requests a balancer holds while every engine is full, scored by when they were
+     * first held (the order they go in); {@code <this>:seen} scores them by when their balancer last
+     * asked (kvrouter.lua, HOLD_STALE_MS).
+     */
+    public String heldRequestsKey() {
+        return reservationsKey() + ":hold";
+    }
+
     /** One engine's live reservations, request ids scored by when they were made. */
     public String engineReservationsKey(String engineId) {
         return reservationsKey() + ":engine:" + engineId;

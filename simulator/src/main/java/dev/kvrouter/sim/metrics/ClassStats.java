@@ -16,6 +16,9 @@ public final class ClassStats {
     long promptTokens;
     long affinityRouted;
     long stale;
+    /** Requests the balancer held while every engine was full, and their time held. */
+    long held;
+    double heldMsTotal;
     final Quantiles ttftMs = new Quantiles();
     final Quantiles queueMs = new Quantiles();
     /** Requests placed per engine, for the placement Gini. */
@@ -25,9 +28,14 @@ public final class ClassStats {
         this.perEngine = new long[engines];
     }
 
-    void arrived(int engine) {
+    /** @param heldMs how long the balancer held the request before placing it (0: placed as it came) */
+    void arrived(int engine, double heldMs) {
         arrived++;
         perEngine[engine]++;
+        if (heldMs > 0) {
+            held++;
+            heldMsTotal += heldMs;
+        }
     }
 
     void completed(Completion c) {
@@ -61,7 +69,7 @@ public final class ClassStats {
                 ratio(cachedBlocks, promptBlocks), ratio(cachedTokens, promptTokens),
                 loadGini, LoadStats.gini(toDoubles(perEngine)),
                 affinityRouted, affinityRouted == 0 ? Double.NaN : (double) stale / affinityRouted,
-                ttftMs.quantile(0.5), ttftMs.quantile(0.99), queueMs.quantile(0.5));
+                ttftMs.quantile(0.5), ttftMs.quantile(0.99), queueMs.quantile(0.5), held, held == 0 ? 0 : heldMsTotal / held);
     }
 
     static double ratio(long a, long b) {
@@ -86,5 +94,6 @@ public final class ClassStats {
      */
     public record Summary(long requests, long completed, long failed, double hitRate, double avoidedTokensPerHit, double avoidedUsdPerHit,
                           double avoidedUsdTotal, double blockHitRate, double tokenHitRate, double loadGini, double placementGini,
-                          long affinityRouted, double staleness, double ttftP50Ms, double ttftP99Ms, double queueP50Ms) {}
+                          long affinityRouted, double staleness, double ttftP50Ms, double ttftP99Ms, double queueP50Ms,
+                          long held, double heldMeanMs) {}
 }

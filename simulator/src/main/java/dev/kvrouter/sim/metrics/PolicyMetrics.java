@@ -55,8 +55,8 @@ public final class PolicyMetrics {
         if (Double.isNaN(firstArrivalMs)) {
             firstArrivalMs = p.request().arrivalMs();
         }
-        all.arrived(engine);
-        classes.computeIfAbsent(label(p), k -> new ClassStats(engines)).arrived(engine);
+        all.arrived(engine, p.heldMs());
+        classes.computeIfAbsent(label(p), k -> new ClassStats(engines)).arrived(engine, p.heldMs());
     }
 
     public void completed(Completion c) {

@@ -89,11 +89,13 @@ public final class ReportWriter {
     /** Every policy's figures per class (and {@code all}), one row each, for scripts and for checking the pipeline's ratios. */
     static String csv(SimRunner.Result r) {
         StringBuilder csv = new StringBuilder("policy,class,requests,completed,failed,hits,hit_rate,block_hit_rate,avoided_tokens_per_hit,"
-                + "load_gini,affinity_routed,staleness,ttft_p50_ms,ttft_p99_ms\n");
+                + "load_gini,affinity_routed,staleness,ttft_p50_ms,ttft_p99_ms,held,held_mean_ms\n");
         for (PolicyResult p : r.policies()) {
-            p.perClass().forEach((name, c) -> csv.append(String.format(Locale.ROOT, "%s,%s,%d,%d,%d,%d,%.6f,%.6f,%.1f,%.4f,%d,%.6f,%.1f,%.1f%n",
+            p.perClass().forEach((name, c) -> csv.append(String.format(Locale.ROOT,
+                    "%s,%s,%d,%d,%d,%d,%.6f,%.6f,%.1f,%.4f,%d,%.6f,%.1f,%.1f,%d,%.1f%n",
                     p.policy(), name, c.requests(), c.completed(), c.failed(), Math.round(c.hitRate() * c.completed()), c.hitRate(),
-                    c.blockHitRate(), c.avoidedTokensPerHit(), c.loadGini(), c.affinityRouted(), c.staleness(), c.ttftP50Ms(), c.ttftP99Ms())));
+                    c.blockHitRate(), c.avoidedTokensPerHit(), c.loadGini(), c.affinityRouted(), c.staleness(), c.ttftP50Ms(), c.ttftP99Ms(),
+                    c.held(), c.heldMeanMs())));
         }
         return csv.toString();
     }
@@ -129,6 +131,13 @@ public final class ReportWriter {
             md.append(String.format(Locale.ROOT, "| %s | %s | %s | %,.0f | %.6f | %.2f | %.3f | %s | %,.0f | %,.0f | %,.0f | %.2f | %d |%n",
                     p.policy(), pct(a.hitRate()), pct(a.blockHitRate()), a.avoidedTokensPerHit(), a.avoidedUsdPerHit(), a.avoidedUsdTotal(),
                     a.loadGini(), pct(a.staleness()), a.ttftP50Ms(), a.ttftP99Ms(), a.queueP50Ms(), p.throughput(), a.failed()));
+        }
+        for (PolicyResult p : r.policies()) {
+            Summary a = p.overall();
+            if (a.held() > 0) {
+                md.append(String.format(Locale.ROOT, "%n%s: %,d requests held by their balancer while every engine was full, %,.0f ms "
+                        + "on average (in their TTFT and queue time).%n", p.policy(), a.held(), a.heldMeanMs()));
+            }
         }
         Set<String> classes = new TreeSet<>();
         r.policies().forEach(p -> classes.addAll(p.perClass().keySet()));
@@ -169,7 +178,8 @@ public final class ReportWriter {
                   the share that found fewer blocks than predicted. n/a: the policy never predicts (no affinity,
                   or consistent hashing, which routes by key and predicts nothing).
                 - **TTFT**: arrival to the end of prefill, modeled: FIFO queue for a sequence slot and KV room,
-                  prefills one after another at the prefill rate with cached tokens skipped.
+                  prefills one after another at the prefill rate with cached tokens skipped; a request its
+                  balancer held (the view with holding on, every engine full) counts from its arrival there.
                 - **throughput**: completed requests per second, first arrival to last completion: below the
                   arrival rate when a policy overloads engines (the run lasts longer).
                 - failed: requests on an engine that died or restarted (all policies meet the same failures).
