@@ -85,8 +85,9 @@ public final class KvRouterClient implements AutoCloseable {
      * @param hold             how long the balancer will hold a request while every engine's slots are taken
      *                         (zero, the default: never). Above zero a pick with a request id may answer
      *                         {@link Pick#held()}: the balancer keeps the request and asks again under the same id
-     *                         when one of its requests ends or after a short pause (well within a second: a request
-     *                         not asked for in a second loses its place), and the request takes the first slot
+     *                         when one of its requests ends or after a short pause, keeping the places of the others
+     *                         it holds with {@link #holding} (a request neither asked for nor kept for a second
+     *                         loses its place), and the request takes the first slot
      *                         freed anywhere in the fleet, in the order the requests came; once it has waited
      *                         this long it is placed as if it had not waited.
      */
@@ -366,6 +367,26 @@ public final class KvRouterClient implements AutoCloseable {
             return released != null && released > 0;
         } catch (RedisException e) {
             return false;
+        }
+    }
+
+    /**
+     * The balancer still holds these requests ({@link Pick#held()}): they keep their places in the
+     * waiting room though it asked again only for its oldest (the rest would be told to hold too).
+     * Call it for every held request at least every few hundred milliseconds: a request neither
+     * picked nor kept for a second loses its place. Returns how many still had one; 0 when Redis did
+     * not answer.
+     */
+    public int holding(java.util.Collection<String> requestIds) {
+        if (requestIds.isEmpty()) {
+            return 0;
+        }
+        try {
+            Long kept = redis.fcall(ViewLayout.HOLDING_FUNCTION, ScriptOutputType.INTEGER, new String[] {layout.reservationsKey()},
+                    requestIds.toArray(String[]::new));
+            return kept == null ? 0 : kept.intValue();
+        } catch (RedisException e) {
+            return 0;
         }
     }
 

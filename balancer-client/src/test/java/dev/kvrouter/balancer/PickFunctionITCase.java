@@ -793,6 +793,25 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aBalancerKeepsThePlacesOfTheRequestsItHoldsWithoutAskingForEach(StackAddresses stack) throws InterruptedException {
+        running("e1", 4);
+        running("e2", 4);
+        running("e3", 4);
+        try (KvRouterClient a = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
+            assertThat(placeUnder(a, "r1").held()).isTrue();
+            assertThat(placeUnder(a, "r2").held()).isTrue();
+            Thread.sleep(600);
+            assertThat(a.holding(List.of("r1", "r2", "never-held"))).isEqualTo(2);
+            Thread.sleep(600); // 1.2 s since either was asked for: kept, not gone
+            running("e1", 3);
+            Thread.sleep(2);
+            assertThat(placeUnder(a, "r2").held()).as("r1 kept its place ahead").isTrue();
+            assertThat(placeUnder(a, "r1")).extracting(Pick::held, Pick::engineId).containsExactly(false, "e1");
+            assertThat(a.holding(List.of("r1", "r2"))).as("r1 placed, out of the waiting room").isEqualTo(1);
+        }
+    }
+
+    @Test
     void aStaleViewHoldsNothing(StackAddresses stack) {
         running("e1", 4);
         running("e2", 4);

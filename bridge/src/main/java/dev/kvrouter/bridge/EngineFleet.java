@@ -28,13 +28,14 @@ import java.util.Set;
  *     topic: ""                            # optional ZMQ topic prefix, default "" (all)
  *     kv-blocks-capacity: 0                # optional: KV blocks per rank when the metrics do not say
  *     role: BOTH                           # optional: PREFILL or DECODE under disaggregated serving
+ *     max-running: 0                       # optional: the engine's max-num-seqs (its slots); 0 unknown
  * </pre>
  * Parsing reports every problem of the file at once.
  */
 public final class EngineFleet {
 
     private static final Set<String> KEYS = Set.of("id", "model", "events", "replay", "metrics", "data-parallel-size",
-            "topic", "kv-blocks-capacity", "role");
+            "topic", "kv-blocks-capacity", "role", "max-running");
 
     private EngineFleet() {}
 
@@ -89,7 +90,7 @@ public final class EngineFleet {
             EngineSpec spec = new EngineSpec(text(e, "id"), text(e, "model"), text(e, "events"), text(e, "replay"),
                     text(e, "metrics"), e.hasNonNull("topic") ? e.get("topic").asText() : "",
                     integer(e, "data-parallel-size", 1, where, problems), integer(e, "kv-blocks-capacity", 0, where, problems),
-                    role(e, where, problems));
+                    role(e, where, problems), integer(e, "max-running", 0, where, problems));
             List<String> own = spec.problems(where);
             problems.addAll(own);
             if (spec.id() != null && !seen.add(spec.id())) {

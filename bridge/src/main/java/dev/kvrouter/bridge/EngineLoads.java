@@ -65,7 +65,8 @@ public final class EngineLoads {
                     .setTsMs(tsMs).setWaiting(saturatedInt(f.waiting())).setRunning(saturatedInt(f.running()))
                     .setKvBlocksUsed(f.kvUsed()).setKvBlocksCapacity(f.kvCapacity())
                     // The page answered: the engine is serving. vLLM exposes no draining state.
-                    .setLifecycle(EngineLifecycle.READY).setHeartbeatIntervalMs(heartbeatIntervalMs).setRole(spec.role()).build());
+                    .setLifecycle(EngineLifecycle.READY).setHeartbeatIntervalMs(heartbeatIntervalMs).setRole(spec.role())
+                    .setMaxRunning(spec.maxRunning()).build());
         }
         return reports;
     }

@@ -18,9 +18,11 @@ import java.util.List;
  *                         {@code vllm:cache_config_info}'s {@code num_gpu_blocks})
  * @param role             the engine's pool under disaggregated serving (PREFILL, DECODE), else BOTH;
  *                         the engine's load reports carry it
+ * @param maxRunning       requests a rank runs at once at most (vLLM {@code --max-num-seqs}, SGLang
+ *                         {@code --max-running-requests}); 0: unknown, the job learns a lower bound
  */
 public record EngineSpec(String id, String model, String events, String replay, String metrics, String topic,
-                         int dataParallelSize, long kvBlocksCapacity, EngineRole role) {
+                         int dataParallelSize, long kvBlocksCapacity, EngineRole role, int maxRunning) {
 
     /** The data-parallel rank as batches and load reports carry it: null without data parallelism. */
     public Integer rank(int index) {
@@ -74,6 +76,9 @@ public record EngineSpec(String id, String model, String events, String replay, 
         }
         if (kvBlocksCapacity < 0) {
             problems.add(where + "kv-blocks-capacity must not be negative");
+        }
+        if (maxRunning < 0) {
+            problems.add(where + "max-running must not be negative");
         }
         return problems;
     }

@@ -63,6 +63,7 @@ class BridgeConfigTest {
                     metrics: http://10.0.0.5:8000/metrics
                     data-parallel-size: 2
                     role: decode
+                    max-running: 256
                   - {id: sglang-b, model: qwen, events: "tcp://h:6000"}
                 """, "engines.yaml");
         assertThat(ok.keySet()).containsExactly("vllm-a", "sglang-b");
@@ -75,6 +76,8 @@ class BridgeConfigTest {
         assertThat(ok.get("sglang-b").topic()).isEmpty();
         assertThat(a.role()).isEqualTo(dev.kvrouter.events.EngineRole.DECODE);
         assertThat(ok.get("sglang-b").role()).isEqualTo(dev.kvrouter.events.EngineRole.BOTH);
+        assertThat(a.maxRunning()).isEqualTo(256);
+        assertThat(ok.get("sglang-b").maxRunning()).as("unknown unless given").isZero();
 
         InvalidBridgeConfigException e = catchThrowableOfType(InvalidBridgeConfigException.class, () -> EngineFleet.parse("""
                 engines:
@@ -84,6 +87,7 @@ class BridgeConfigTest {
                     data-parallel-size: 0
                     colour: blue
                     role: chef
+                    max-running: -1
                   - {id: c, model: m, events: "tcp://h:5557"}
                   - {id: c, model: m, events: "ipc:///tmp/x", data-parallel-size: 2}
                 """, "engines.yaml"));
@@ -94,6 +98,7 @@ class BridgeConfigTest {
                 .anyMatch(p -> p.contains("engines[0] data-parallel-size 0"))
                 .anyMatch(p -> p.contains("engines[0] unknown key 'colour'"))
                 .anyMatch(p -> p.contains("engines[0] role 'chef' is not one of [BOTH, PREFILL, DECODE]"))
+                .anyMatch(p -> p.contains("engines[0] max-running must not be negative"))
                 .anyMatch(p -> p.contains("engines[2] id 'c' appears twice"))
                 .anyMatch(p -> p.contains("engines[2] events 'ipc:///tmp/x': only tcp endpoints"));
     }

@@ -47,7 +47,7 @@ class PrometheusTextTest {
             process_note{text="a \\"quoted\\", {braced} value\\\\"} NaN
             """;
 
-    private static final EngineSpec ENGINE = new EngineSpec("vllm-a", "m", "tcp://127.0.0.1:5557", null, "http://127.0.0.1:8000/metrics", "", 1, 0, EngineRole.BOTH);
+    private static final EngineSpec ENGINE = new EngineSpec("vllm-a", "m", "tcp://127.0.0.1:5557", null, "http://127.0.0.1:8000/metrics", "", 1, 0, EngineRole.BOTH, 0);
 
     @Test
     void parsesSamplesWithLabelsAndSkipsComments() {
@@ -80,12 +80,13 @@ class PrometheusTextTest {
 
     @Test
     void theOlderGaugeNameCountsAndAConfiguredCapacityStandsInForTheMissingCacheConfig() {
-        EngineSpec withCapacity = new EngineSpec("vllm-old", "m", "tcp://127.0.0.1:5557", null, "http://h/metrics", "", 1, 800, EngineRole.BOTH);
+        EngineSpec withCapacity = new EngineSpec("vllm-old", "m", "tcp://127.0.0.1:5557", null, "http://h/metrics", "", 1, 800, EngineRole.BOTH, 64);
         EngineLoad load = EngineLoads.reports(withCapacity, PrometheusText.parse(OLD_VLLM_PAGE), 1, 1000).get(0);
         assertThat(load.getRunning()).isEqualTo(2);
         assertThat(load.getWaiting()).isZero();
         assertThat(load.getKvBlocksUsed()).isEqualTo(400);
         assertThat(load.getKvBlocksCapacity()).isEqualTo(800);
+        assertThat(load.getMaxRunning()).as("the engines file's max-running: the engine's slots").isEqualTo(64);
 
         EngineLoad unknown = EngineLoads.reports(ENGINE, PrometheusText.parse(OLD_VLLM_PAGE), 1, 1000).get(0);
         assertThat(unknown.getKvBlocksCapacity()).as("no capacity anywhere: unknown, as the schema says").isZero();
@@ -104,7 +105,7 @@ class PrometheusTextTest {
                 vllm:cache_config_info{engine="0",num_gpu_blocks="1000"} 1
                 vllm:cache_config_info{engine="1",num_gpu_blocks="1000"} 1
                 """;
-        EngineSpec dp3 = new EngineSpec("vllm-dp", "m", "tcp://127.0.0.1:5557", null, "http://h/metrics", "", 3, 0, EngineRole.PREFILL);
+        EngineSpec dp3 = new EngineSpec("vllm-dp", "m", "tcp://127.0.0.1:5557", null, "http://h/metrics", "", 3, 0, EngineRole.PREFILL, 0);
         List<EngineLoad> reports = EngineLoads.reports(dp3, PrometheusText.parse(page), 1, 1000);
         assertThat(reports).extracting(EngineLoad::getDataParallelRank).containsExactly(0, 1, 2);
         assertThat(reports).extracting(EngineLoad::getWaiting).containsExactly(1, 4, 5); // rank 2 has no series: the total
@@ -121,7 +122,7 @@ class PrometheusTextTest {
                 sglang:num_queue_reqs{model_name="m"} 6.0
                 sglang:token_usage{model_name="m"} 0.3
                 """;
-        EngineSpec spec = new EngineSpec("sgl", "m", "tcp://127.0.0.1:5557", null, "http://h/metrics", "", 1, 100, EngineRole.BOTH);
+        EngineSpec spec = new EngineSpec("sgl", "m", "tcp://127.0.0.1:5557", null, "http://h/metrics", "", 1, 100, EngineRole.BOTH, 0);
         EngineLoad load = EngineLoads.reports(spec, PrometheusText.parse(sglang), 1, 1000).get(0);
         assertThat(load.getRunning()).isEqualTo(5);
         assertThat(load.getWaiting()).isEqualTo(6);

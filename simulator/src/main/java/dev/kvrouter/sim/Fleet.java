@@ -41,6 +41,9 @@ public final class Fleet implements FleetView {
      * the view gives a silent request's place away.
      */
     static final double HOLD_POLL_MS = 25;
+    /** How often the balancers keep the places of the requests they hold and did not ask again for. */
+    static final double HOLD_KEEP_MS = 250;
+    private double keptAtMs = Double.NEGATIVE_INFINITY;
     /** Held requests in arrival order (each balancer asks for its own oldest first). */
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     private boolean pollScheduled;
@@ -120,6 +123,10 @@ public final class Fleet implements FleetView {
         clock.after(HOLD_POLL_MS, () -> {
             pollScheduled = false;
             retryHeld(-1);
+            if (!held.isEmpty() && clock.nowMs() - keptAtMs >= HOLD_KEEP_MS) {
+                keptAtMs = clock.nowMs();
+                policy.holding(held.stream().map(Held::requestId).toList());
+            }
             schedulePoll(); // stops once nothing is held
         });
     }

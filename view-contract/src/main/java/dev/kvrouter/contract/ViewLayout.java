@@ -38,6 +38,8 @@ public final class ViewLayout {
     public static final String PLACE_FUNCTION = "kvr_place";
     /** Releases reservations of requests that are done. */
     public static final String DONE_FUNCTION = "kvr_done";
+    /** Keeps the places of requests a balancer still holds (every engine full) in the waiting room. */
+    public static final String HOLDING_FUNCTION = "kvr_holding";
     /** The layout version the loaded library speaks (read-only). */
     public static final String LAYOUT_FUNCTION = "kvr_layout";
     /** The hash tag of the keys one placement reads and writes besides the groups. */

@@ -142,10 +142,12 @@ end
 --   <res>:hold       zset  request id, scored by when it was first held: the order they go in
 --   <res>:hold:seen  zset  request id, scored by when its balancer last asked
 -- A held request goes in once fewer requests wait ahead of it than there are free slots, or once it
--- has waited hold_ms (then placed as if it had never waited). A request whose balancer has not asked
--- for HOLD_STALE_MS (a balancer gone) loses its place; kvr_done of a held request removes it; at most
--- HOLD_CAP wait, past that a new request is placed at once. Both keys expire reservation_ttl_ms
--- after their last write.
+-- has waited hold_ms (then placed as if it had never waited). A balancer asks again only for its
+-- oldest held requests (the rest would be told HOLD too) and keeps the others' places with
+-- kvr_holding, a cheap call for all of them; a request neither asked for nor kept for HOLD_STALE_MS
+-- (its balancer gone) loses its place. kvr_done of a held request removes it; at most HOLD_CAP
+-- wait, past that a new request is placed at once. Both keys expire reservation_ttl_ms after their
+-- last write.
 local HOLD_STALE_MS = 1000
 local HOLD_CAP = 4096
 
@@ -924,9 +926,26 @@ local function done(keys, args)
   return released
 end
 
+-- KEYS: reservations; ARGV: request ids a balancer still holds: they keep their places in the waiting
+-- room (see HOLD_STALE_MS). Returns how many were there.
+local function holding(keys, args)
+  local res = keys[1]
+  local seen = res .. ':hold:seen'
+  local now = now_ms()
+  local kept = 0
+  for i = 1, #args do
+    if redis.call('ZSCORE', seen, args[i]) then
+      redis.call('ZADD', seen, now, args[i])
+      kept = kept + 1
+    end
+  end
+  return kept
+end
+
 redis.register_function{function_name = 'kvr_pick', callback = function(keys, args) return pick_with(keys, args, true) end}
 redis.register_function{function_name = 'kvr_peek', callback = function(keys, args) return pick_with(keys, args, false) end,
   flags = {'no-writes'}}
 redis.register_function{function_name = 'kvr_place', callback = place}
 redis.register_function{function_name = 'kvr_done', callback = done}
+redis.register_function{function_name = 'kvr_holding', callback = holding}
 redis.register_function{function_name = 'kvr_layout', callback = function() return LAYOUT end, flags = {'no-writes'}}

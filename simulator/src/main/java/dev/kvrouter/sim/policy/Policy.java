@@ -23,6 +23,9 @@ public interface Policy extends AutoCloseable {
         return 0;
     }
 
+    /** The balancers still hold these requests (oldest first): they keep their places while waiting. */
+    default void holding(java.util.List<String> requestIds) {}
+
     @Override
     default void close() {}
 }

@@ -28,6 +28,9 @@ public final class ViewPolicy implements Policy {
 
         void done(String requestId);
 
+        /** The requests it still holds keep their places ({@link KvRouterClient#holding}). */
+        default void holding(List<String> requestIds) {}
+
         @Override
         default void close() {}
     }
@@ -74,6 +77,11 @@ public final class ViewPolicy implements Policy {
                 @Override
                 public void done(String requestId) {
                     client.done(requestId);
+                }
+
+                @Override
+                public void holding(List<String> requestIds) {
+                    client.holding(requestIds);
                 }
 
                 @Override
@@ -131,6 +139,15 @@ public final class ViewPolicy implements Policy {
     @Override
     public void finished(PolicyRequest request, int engine) {
         balancers.get(balancerOf(request.requestId())).done(request.requestId());
+    }
+
+    @Override
+    public void holding(List<String> requestIds) {
+        java.util.Map<Integer, List<String>> byBalancer = new java.util.TreeMap<>();
+        for (String id : requestIds) {
+            byBalancer.computeIfAbsent(balancerOf(id), b -> new ArrayList<>()).add(id);
+        }
+        byBalancer.forEach((b, ids) -> balancers.get(b).holding(ids));
     }
 
     static RouteReason reason(String reason) {

@@ -183,7 +183,9 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         EngineHealthState h = state();
         h.waiting = load.getWaiting();
         h.running = load.getRunning();
-        if (h.waiting > 0) {
+        if (load.getMaxRunning() > 0) {
+            h.slots = load.getMaxRunning(); // the engine's own figure (it may change with a restart)
+        } else if (h.waiting > 0) {
             // Requests wait only when the engine runs all it can (or its KV cache is full): a lower bound of its slots.
             h.slots = Math.max(h.slots, h.running);
         }

@@ -174,6 +174,23 @@ class EngineTrackerTest {
     }
 
     @Test
+    void anEngineThatReportsItsSlotsIsKnownFullFromItsFirstReport() throws Exception {
+        open(TestConfigs.with("engine.update-interval", "0 ms"));
+        EngineLoad idle = load(0, 2);
+        idle.setMaxRunning(32);
+        harness.processElement2(idle, 0);
+        assertThat(lastStatus().slots).as("its own figure, never having queued").isEqualTo(32);
+        harness.setProcessingTime(1_000);
+        harness.processElement2(load(3, 30), 1_000); // an older bridge's report: learned as before, never below...
+        assertThat(lastStatus().slots).isEqualTo(32);
+        EngineLoad restarted = load(0, 0);
+        restarted.setMaxRunning(16);
+        harness.setProcessingTime(2_000);
+        harness.processElement2(restarted, 2_000);
+        assertThat(lastStatus().slots).as("...but the engine's own figure wins, also downwards").isEqualTo(16);
+    }
+
+    @Test
     void theEngineTableSaysWhenTheEngineMeasuredItsLoadNeverLaterThanTheJobsClock() throws Exception {
         open(TestConfigs.with("engine.update-interval", "0 ms"));
         harness.setProcessingTime(5_000);
