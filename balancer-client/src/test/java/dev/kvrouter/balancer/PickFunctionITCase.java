@@ -737,9 +737,7 @@ class PickFunctionITCase {
     @Test
     void whileEveryEngineIsFullAHoldingBalancersRequestsWaitAndTakeTheSlotsFreedInTheOrderTheyCame(StackAddresses stack)
             throws InterruptedException {
-        running("e1", 4);
-        running("e2", 4);
-        running("e3", 4);
+        everyEngineFull();
         try (KvRouterClient a = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)));
              KvRouterClient b = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
             Pick first = placeUnder(a, "r1");
@@ -766,9 +764,7 @@ class PickFunctionITCase {
     @Test
     void aHeldRequestGoesInOnceItHasWaitedItsHoldAndLosesItsPlaceWhenItsBalancerFallsSilentOrReportsItDone(StackAddresses stack)
             throws InterruptedException {
-        running("e1", 4);
-        running("e2", 4);
-        running("e3", 4);
+        everyEngineFull();
         try (KvRouterClient brief = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofMillis(300)));
              KvRouterClient patient = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
             assertThat(placeUnder(brief, "r1").held()).isTrue();
@@ -794,9 +790,7 @@ class PickFunctionITCase {
 
     @Test
     void aBalancerKeepsThePlacesOfTheRequestsItHoldsWithoutAskingForEach(StackAddresses stack) throws InterruptedException {
-        running("e1", 4);
-        running("e2", 4);
-        running("e3", 4);
+        everyEngineFull();
         try (KvRouterClient a = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
             assertThat(placeUnder(a, "r1").held()).isTrue();
             assertThat(placeUnder(a, "r2").held()).isTrue();
@@ -813,13 +807,18 @@ class PickFunctionITCase {
 
     @Test
     void aStaleViewHoldsNothing(StackAddresses stack) {
-        running("e1", 4);
-        running("e2", 4);
-        running("e3", 4);
+        everyEngineFull();
         redis.hset(layout.metaKey(), "updated_ms", Long.toString(now - 60_000));
         try (KvRouterClient holding = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
             assertThat(placeUnder(holding, "r1")).extracting(Pick::held, Pick::reason).containsExactly(false, "FALLBACK_LOAD_ONLY");
         }
+    }
+
+    /** Every engine's 4 slots taken. */
+    private void everyEngineFull() {
+        running("e1", 4);
+        running("e2", 4);
+        running("e3", 4);
     }
 
     /** A pick of the prompt under a request id (reserving), as a balancer sending the request makes it. */

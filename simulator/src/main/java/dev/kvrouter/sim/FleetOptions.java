@@ -44,6 +44,11 @@ public final class FleetOptions {
     @Option(names = "--max-running", defaultValue = "32", description = "Sequences an engine runs at once; the rest queue FIFO (default: ${DEFAULT-VALUE}).")
     int maxRunning;
 
+    @Option(names = "--report-slots",
+            description = "Engines' load reports carry their slots (max_running), as a bridge given each engine's max-running does; "
+                    + "without, the job learns a lower bound once an engine queues (default: off).")
+    boolean reportSlots;
+
     @Option(names = "--policies", split = ",", defaultValue = "round-robin,least-loaded,consistent-hash,sglang,aibrix,oracle",
             description = "Policies to compare, each on its own copy of the fleet: round-robin, least-loaded, consistent-hash, sglang, aibrix, oracle "
                     + "(default: all of these), and view (the routing view in Redis: needs --publish view, --speed and the job running).")
@@ -113,7 +118,7 @@ public final class FleetOptions {
     Path out;
 
     EngineConfig engineConfig() {
-        return EngineConfig.defaults().withCapacity(capacityBlocks).withRates(prefillRate, decodeRate).withMaxRunning(maxRunning);
+        return EngineConfig.defaults().withCapacity(capacityBlocks).withRates(prefillRate, decodeRate).withMaxRunning(maxRunning).withSlotsReported(reportSlots);
     }
 
     /** Runs the workload through every chosen policy, writes the report, prints the summary; returns the report path. */

@@ -66,6 +66,9 @@ public final class DemoCommand implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE}: never).")
     String viewHold;
 
+    @Option(names = "--report-slots", description = "The simulated engines' load reports carry their slots, as for 'kvr sim'.")
+    boolean reportSlots;
+
     @Option(names = "--failures", description = "Scheduled failures as for 'kvr sim' (default: engine 2 dies at 40 %% of the run, "
             + "engine 1 runs at a quarter of its speed from 60 %% for 20 %% of it).")
     String failures;
@@ -225,6 +228,9 @@ public final class DemoCommand implements Callable<Integer> {
         args.addAll(stream.asArgs());
         if (auditMatch) {
             args.add("--audit-match");
+        }
+        if (reportSlots) {
+            args.add("--report-slots");
         }
         if (!failureSpec.isBlank()) {
             args.addAll(List.of("--failures", failureSpec));

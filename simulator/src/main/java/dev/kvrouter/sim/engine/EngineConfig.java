@@ -12,7 +12,7 @@ package dev.kvrouter.sim.engine;
  * @param heartbeatMs        interval of the engine's load reports
  */
 public record EngineConfig(String model, int blockTokens, int capacityBlocks, double prefillTokensPerS, double decodeTokensPerS,
-                           int maxRunning, int heartbeatMs) {
+                           int maxRunning, int heartbeatMs, boolean reportsSlots) {
 
     public static final String DEFAULT_MODEL = "sim-llama-8b";
 
@@ -27,22 +27,27 @@ public record EngineConfig(String model, int blockTokens, int capacityBlocks, do
      * 10,000 prefill tokens/s, 30 decode tokens/s per sequence, 32 sequences at once, 1 s heartbeats.
      */
     public static EngineConfig defaults() {
-        return new EngineConfig(DEFAULT_MODEL, 16, 32_768, 10_000, 30, 32, 1_000);
+        return new EngineConfig(DEFAULT_MODEL, 16, 32_768, 10_000, 30, 32, 1_000, false);
     }
 
     public EngineConfig withCapacity(int blocks) {
-        return new EngineConfig(model, blockTokens, blocks, prefillTokensPerS, decodeTokensPerS, maxRunning, heartbeatMs);
+        return new EngineConfig(model, blockTokens, blocks, prefillTokensPerS, decodeTokensPerS, maxRunning, heartbeatMs, reportsSlots);
     }
 
     public EngineConfig withRates(double prefill, double decode) {
-        return new EngineConfig(model, blockTokens, capacityBlocks, prefill, decode, maxRunning, heartbeatMs);
+        return new EngineConfig(model, blockTokens, capacityBlocks, prefill, decode, maxRunning, heartbeatMs, reportsSlots);
     }
 
     public EngineConfig withMaxRunning(int n) {
-        return new EngineConfig(model, blockTokens, capacityBlocks, prefillTokensPerS, decodeTokensPerS, n, heartbeatMs);
+        return new EngineConfig(model, blockTokens, capacityBlocks, prefillTokensPerS, decodeTokensPerS, n, heartbeatMs, reportsSlots);
     }
 
     public EngineConfig withHeartbeatMs(int ms) {
-        return new EngineConfig(model, blockTokens, capacityBlocks, prefillTokensPerS, decodeTokensPerS, maxRunning, ms);
+        return new EngineConfig(model, blockTokens, capacityBlocks, prefillTokensPerS, decodeTokensPerS, maxRunning, ms, reportsSlots);
+    }
+
+    /** Load reports carry the engine's slots ({@code max_running}), as an engine bridge configured with them does. */
+    public EngineConfig withSlotsReported(boolean on) {
+        return new EngineConfig(model, blockTokens, capacityBlocks, prefillTokensPerS, decodeTokensPerS, maxRunning, heartbeatMs, on);
     }
 }

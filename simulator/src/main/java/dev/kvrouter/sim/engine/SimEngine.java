@@ -227,7 +227,7 @@ public final class SimEngine {
         return EngineLoad.newBuilder().setEngineId(id).setModel(config.model()).setTsMs(clock.epochMs())
                 .setWaiting(waiting.size()).setRunning(running.size())
                 .setKvBlocksUsed(cache.pinned()).setKvBlocksCapacity(config.capacityBlocks())
-                .setLifecycle(EngineLifecycle.READY).setHeartbeatIntervalMs(config.heartbeatMs()).setMaxRunning(config.maxRunning()).build();
+                .setLifecycle(EngineLifecycle.READY).setHeartbeatIntervalMs(config.heartbeatMs()).setMaxRunning(config.reportsSlots() ? config.maxRunning() : 0).build();
     }
 
     // ---- failures --------------------------------------------------------------------------

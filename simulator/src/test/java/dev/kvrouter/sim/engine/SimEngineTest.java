@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  */
 class SimEngineTest {
 
-    private static final EngineConfig CONFIG = new EngineConfig("m", 4, 6, 1_000, 100, 1, 1_000);
+    private static final EngineConfig CONFIG = new EngineConfig("m", 4, 6, 1_000, 100, 1, 1_000, false);
     private static final CanonicalBlockHasher HASHER = new CanonicalBlockHasher(4);
 
     private final VirtualClock clock = new VirtualClock(0, 1_000_000);
