@@ -719,13 +719,13 @@ end
 
 local NO_VIEW = {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0', 0}
 
--- Whether a request offered to wait (hold_ms, '' or 0: never) must: only with a request id to
--- place it under, and on a fresh view (a stale one's loads say nothing of free slots).
 -- The answer to a request told to wait: no engine, reason HOLD; it asks again.
 local function hold_answer(h)
   return {'', 0, 'HOLD', h.age, '0', 'COLD', 0, '0', '0', '', '0', 0}
 end
 
+-- Whether a request offered to wait (hold_ms, '' or 0: never) must: only with a request id to
+-- place it under, and on a fresh view (a stale one's loads say nothing of free slots).
 local function held(h, request, hold_ms, max_age)
   hold_ms = tonumber(hold_ms) or 0
   if hold_ms <= 0 or request == '' or h.age > max_age then return false end
