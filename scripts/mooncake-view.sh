@@ -6,12 +6,14 @@
 #
 #   scripts/mooncake-view.sh [OUT_DIR]
 #   BALANCERS="4" scripts/mooncake-view.sh
+#   REPLAY_ARGS="--view-hold 30s --report-slots" scripts/mooncake-view.sh   # extra 'kvr replay' options
 #
 # About 14 minutes per balancer count (12 of them the trace paced to wall time).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$ROOT/.kvr/mooncake/$(date +%Y%m%d-%H%M%S)}"
 BALANCERS="${BALANCERS:-1 4}"
+REPLAY_ARGS="${REPLAY_ARGS:-}"
 TRACE="${TRACE:-$ROOT/simulator/src/test/resources/traces/mooncake-conversation.jsonl.gz}"
 mkdir -p "$OUT"
 
@@ -34,7 +36,7 @@ for b in $BALANCERS; do
   job_pid=$!
   "$ROOT/kvr" replay --trace "$TRACE" --engines 8 --capacity 32768 --compression 5 --prefill-rate 50000 --decode-rate 150 \
     --speed 1 --publish view --balancers "$b" --policies view,round-robin,least-loaded,sglang,aibrix,oracle \
-    --topics-prefix "$prefix." --view-key-prefix "$prefix:" --out "$OUT/$run" >"$OUT/$run.log" 2>&1 \
+    --topics-prefix "$prefix." --view-key-prefix "$prefix:" --out "$OUT/$run" $REPLAY_ARGS >"$OUT/$run.log" 2>&1 \
     || echo "mooncake-view: $run failed, see $OUT/$run.log" >&2
   kill "$job_pid" 2>/dev/null || true
   wait "$job_pid" 2>/dev/null || true
