@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * slow Kafka never blocks the ZMQ receive threads: when the queue is full a new record is dropped
  * and counted (a dropped batch leaves a sequence gap the job sees). Records are serialized (Avro,
  * Confluent wire format) by the thread that offers them, so the engines' threads share that work;
- * the sender only hands bytes to the producer. The producer is idempotent with acks=all, and one
- * thread sends in arrival order, so each engine's batches reach its partition in order.
+ * the sender only hands bytes to the producer. The producer delivers in order (idempotent, acks=all,
+ * by default one request in flight: {@link KafkaClients#orderedDelivery()}), and one thread sends in arrival
+ * order, so each engine's batches reach its partition once and in order.
  *
  * <p>A batch too large for its topic (the producer's {@code max.request.size}, or the broker's
  * {@code max.message.bytes}) is not lost: it goes to the dead-letter topic, truncated, with its
@@ -85,6 +86,9 @@ final class KafkaOutbox implements AutoCloseable {
         // Batches of stored blocks with their token ids can be megabytes; the producer's default
         // (1 MiB) would refuse what the topic takes.
         p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, KV_EVENTS_MAX_BYTES);
+        // One request in flight unless raised (producer.max.in.flight.requests.per.connection: safe on
+        // brokers with KAFKA-15591's fix, 4.5 on); idempotence and acks=all are the bridge's contract.
+        p.putAll(KafkaClients.orderedDelivery());
         p.putAll(config.producerOverrides());
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafkaBootstrap());
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);

@@ -21,7 +21,15 @@ class BridgeConfigTest {
         assertThat(c.replayTimeout()).isEqualTo(Duration.ofSeconds(2));
         assertThat(c.queueCapacity()).isEqualTo(10_000);
         assertThat(KafkaOutbox.producerConfig(c)).containsEntry("enable.idempotence", true).containsEntry("acks", "all")
-                .containsEntry("linger.ms", "20");
+                .containsEntry("max.in.flight.requests.per.connection", 1).containsEntry("linger.ms", "20");
+    }
+
+    @Test
+    void oneRequestInFlightIsTheDefaultAnOperatorMayRaiseButIdempotenceStays() {
+        BridgeConfig c = BridgeConfig.from(Map.of("kafka.bootstrap", "k:9092", "schema-registry.url", "http://r",
+                "engines.file", "engines.yaml", "producer.max.in.flight.requests.per.connection", "5"));
+        assertThat(KafkaOutbox.producerConfig(c)).containsEntry("max.in.flight.requests.per.connection", "5")
+                .containsEntry("enable.idempotence", true).containsEntry("acks", "all");
     }
 
     @Test

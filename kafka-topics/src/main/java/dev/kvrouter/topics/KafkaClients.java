@@ -3,6 +3,7 @@ package dev.kvrouter.topics;
 import dev.kvrouter.common.config.ClientConfig;
 import java.util.HashMap;
 import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
@@ -25,6 +26,19 @@ public final class KafkaClients {
         Map<String, Object> config = new HashMap<>(client.kafka());
         config.putAll(own);
         return config;
+    }
+
+    /**
+     * Producer settings that deliver each partition's records once and in order, also to a topic
+     * created a moment before: idempotent, acks=all, and one request in flight per broker. With more
+     * in flight, a first request that meets NOT_LEADER_OR_FOLLOWER while the broker is still applying
+     * the new partition can be overtaken by the next one, which the broker accepts; the first one's
+     * retries then meet OUT_OF_ORDER_SEQUENCE_NUMBER until its delivery timeout, and its records are
+     * lost (KAFKA-15591, fixed in brokers from 4.5; on 4.2 the bridge lost its first three batches so).
+     */
+    public static Map<String, Object> orderedDelivery() {
+        return Map.of(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
     }
 
     /** Whether the failure is Kafka refusing the client (authentication, TLS, authorization). */

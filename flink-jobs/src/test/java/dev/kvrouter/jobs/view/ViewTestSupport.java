@@ -84,19 +84,15 @@ public final class ViewTestSupport {
     }
 
     public static KafkaProducer<String, Object> producer(StackAddresses stack) {
-        // One request in flight, in order, without the idempotent producer's sequence numbers: on a
-        // topic created a moment before, the first batches can meet NOT_LEADER_OR_FOLLOWER, and an
-        // idempotent producer's later batches then once met OUT_OF_ORDER_SEQUENCE_NUMBER for over a
-        // minute (JobRecoveryITCase). The tests' views are idempotent: a batch a retry sends twice
-        // changes nothing.
-        return new KafkaProducer<>(Map.of(
+        // In order, once, also on a topic created a moment before (JobRecoveryITCase once lost its first half so).
+        Map<String, Object> config = new java.util.HashMap<>(dev.kvrouter.topics.KafkaClients.orderedDelivery());
+        config.putAll(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, RegistryAvroSerializer.class,
                 ProducerConfig.LINGER_MS_CONFIG, 0,
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false,
-                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1,
                 RegistrySettings.URL, stack.schemaRegistryUrl()));
+        return new KafkaProducer<>(config);
     }
 
     /** Picks until the answer satisfies {@code until}, for at most {@link #WAIT}. */

@@ -51,7 +51,8 @@ public final class KafkaEventSink implements EventSink {
         config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd");
         // A batch of stored blocks carries their token ids; the topic allows 4 MiB.
         config.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024);
-        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        // The demo creates its topics a moment before the fleet starts: see orderedDelivery.
+        config.putAll(KafkaClients.orderedDelivery());
         config.put(RegistrySettings.URL, registryUrl);
         this.producer = new KafkaProducer<>(config);
         this.topics = topics;
