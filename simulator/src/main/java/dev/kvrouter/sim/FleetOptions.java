@@ -44,9 +44,9 @@ public final class FleetOptions {
     @Option(names = "--max-running", defaultValue = "32", description = "Sequences an engine runs at once; the rest queue FIFO (default: ${DEFAULT-VALUE}).")
     int maxRunning;
 
-    @Option(names = "--report-slots",
-            description = "Engines' load reports carry their slots (max_running), as a bridge given each engine's max-running does; "
-                    + "without, the job learns a lower bound once an engine queues (default: off).")
+    @Option(names = "--report-slots", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Engines' load reports carry their slots (max_running), as a bridge given each engine's max-running does "
+                    + "(default: on); --no-report-slots: the job learns a lower bound once an engine queues.")
     boolean reportSlots;
 
     @Option(names = "--policies", split = ",", defaultValue = "round-robin,least-loaded,consistent-hash,sglang,aibrix,oracle",
@@ -99,7 +99,7 @@ public final class FleetOptions {
                     + "them by request id; they share only what is in Redis (default: ${DEFAULT-VALUE}).")
     int balancers;
 
-    @Option(names = "--view-hold", defaultValue = "0ms",
+    @Option(names = "--view-hold", defaultValue = "30s",
             description = "With the 'view' policy: how long a balancer holds a request while every engine is full, asking again "
                     + "when one of its requests ends and every 25 ms, so that the request takes the first slot freed anywhere "
                     + "(KvRouterClient.Options.hold); 0ms never holds (default: ${DEFAULT-VALUE}).")

@@ -22,6 +22,18 @@ class CommandsTest {
     }
 
     @Test
+    void enginesReportTheirSlotsAndBalancersHoldUnlessTurnedOff() {
+        SimCommand defaults = new SimCommand();
+        new CommandLine(defaults).parseArgs();
+        assertThat(defaults.fleet.engineConfig().reportsSlots()).isTrue();
+        assertThat(defaults.fleet.viewHold).isEqualTo("30s");
+        SimCommand off = new SimCommand();
+        new CommandLine(off).parseArgs("--no-report-slots", "--view-hold", "0ms");
+        assertThat(off.fleet.engineConfig().reportsSlots()).isFalse();
+        assertThat(off.fleet.viewHold).isEqualTo("0ms");
+    }
+
+    @Test
     void replayReportsEveryPolicyBesideTheTraceBound(@TempDir Path dir) throws Exception {
         Path trace = dir.resolve("t.jsonl");
         StringBuilder lines = new StringBuilder();

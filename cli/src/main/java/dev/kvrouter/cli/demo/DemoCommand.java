@@ -61,12 +61,13 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Independent balancers placing the view's requests, sharing only Redis (default: ${DEFAULT-VALUE}).")
     int balancers;
 
-    @Option(names = "--view-hold", defaultValue = "0ms",
+    @Option(names = "--view-hold", defaultValue = "30s",
             description = "How long the view's balancers hold a request while every engine is full, as for 'kvr sim' "
-                    + "(default: ${DEFAULT-VALUE}: never).")
+                    + "(default: ${DEFAULT-VALUE}; 0ms: never).")
     String viewHold;
 
-    @Option(names = "--report-slots", description = "The simulated engines' load reports carry their slots, as for 'kvr sim'.")
+    @Option(names = "--report-slots", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "The simulated engines' load reports carry their slots, as for 'kvr sim' (default: on).")
     boolean reportSlots;
 
     @Option(names = "--failures", description = "Scheduled failures as for 'kvr sim' (default: engine 2 dies at 40 %% of the run, "
@@ -229,9 +230,7 @@ public final class DemoCommand implements Callable<Integer> {
         if (auditMatch) {
             args.add("--audit-match");
         }
-        if (reportSlots) {
-            args.add("--report-slots");
-        }
+        args.add(reportSlots ? "--report-slots" : "--no-report-slots");
         if (!failureSpec.isBlank()) {
             args.addAll(List.of("--failures", failureSpec));
         }

@@ -37,7 +37,18 @@ class DemoCommandTest {
                 .containsSequence("--rate-scale", "0.500").containsSequence("--publish", "view").containsSequence("--speed", "1")
                 .containsSequence("--failures", "kill:2@48,slow:1@72/24x0.25");
         assertThat(list.get(list.indexOf("--policies") + 1).split(",")).startsWith("view").contains("oracle", "sglang");
+        // Balancers hold while every engine is full, engines report their slots: the defaults (BENCHMARKS.md, run 16).
+        assertThat(list).containsSequence("--view-hold", "30s").contains("--report-slots");
         // The simulator accepts every one of them.
+        new CommandLine(new SimCommand()).parseArgs(args);
+    }
+
+    @Test
+    void holdingAndReportedSlotsCanBeTurnedOff() {
+        DemoCommand demo = new DemoCommand();
+        new CommandLine(demo).parseArgs("--view-hold", "0ms", "--no-report-slots");
+        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), dev.kvrouter.common.Durations.seconds(demo.duration));
+        assertThat(List.of(args)).containsSequence("--view-hold", "0ms").contains("--no-report-slots").doesNotContain("--report-slots");
         new CommandLine(new SimCommand()).parseArgs(args);
     }
 }
