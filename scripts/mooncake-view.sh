@@ -6,7 +6,7 @@
 #
 #   scripts/mooncake-view.sh [OUT_DIR]
 #   BALANCERS="4" scripts/mooncake-view.sh
-#   REPLAY_ARGS="--view-hold 30s --report-slots" scripts/mooncake-view.sh   # extra 'kvr replay' options
+#   REPLAY_ARGS="--view-hold 0ms --no-report-slots" scripts/mooncake-view.sh   # extra 'kvr replay' options (here: no holding)
 #
 # About 14 minutes per balancer count (12 of them the trace paced to wall time).
 set -euo pipefail

@@ -7,7 +7,7 @@
 #
 #   scripts/view-matrix.sh [OUT_DIR]
 #   WORKLOADS="burst long-context" BALANCERS="4" SEEDS="1" DURATION=120s scripts/view-matrix.sh
-#   DEMO_ARGS="--view-hold 30s" scripts/view-matrix.sh      # extra './kvr demo' options for every run
+#   DEMO_ARGS="--view-hold 0ms --no-report-slots" scripts/view-matrix.sh   # extra './kvr demo' options (here: no holding)
 #
 # A run takes its duration plus about a minute; the whole matrix (36 runs of 150 s) about 2.5 hours.
 # Runs already in OUT_DIR (a summary.csv) are kept, so an interrupted matrix resumes where it stopped.
