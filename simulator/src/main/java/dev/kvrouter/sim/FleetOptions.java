@@ -99,7 +99,10 @@ public final class FleetOptions {
                     + "them by request id; they share only what is in Redis (default: ${DEFAULT-VALUE}).")
     int balancers;
 
-    @Option(names = "--view-hold", defaultValue = "30s",
+    /** How long a view balancer holds a request while every engine is full, unless told (BENCHMARKS.md, run 16). */
+    public static final String DEFAULT_VIEW_HOLD = "30s";
+
+    @Option(names = "--view-hold", defaultValue = DEFAULT_VIEW_HOLD,
             description = "With the 'view' policy: how long a balancer holds a request while every engine is full, asking again "
                     + "when one of its requests ends and every 25 ms, so that the request takes the first slot freed anywhere "
                     + "(KvRouterClient.Options.hold); 0ms never holds (default: ${DEFAULT-VALUE}).")

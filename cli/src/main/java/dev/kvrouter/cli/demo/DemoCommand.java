@@ -61,7 +61,7 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Independent balancers placing the view's requests, sharing only Redis (default: ${DEFAULT-VALUE}).")
     int balancers;
 
-    @Option(names = "--view-hold", defaultValue = "30s",
+    @Option(names = "--view-hold", defaultValue = FleetOptions.DEFAULT_VIEW_HOLD,
             description = "How long the view's balancers hold a request while every engine is full, as for 'kvr sim' "
                     + "(default: ${DEFAULT-VALUE}; 0ms: never).")
     String viewHold;

@@ -2,6 +2,7 @@ package dev.kvrouter.cli.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvrouter.common.Durations;
 import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.sim.SimCommand;
@@ -30,7 +31,7 @@ class DemoCommandTest {
     void theSimulatorTakesTheDemosArgumentsWithFailuresScaledToTheRun() {
         DemoCommand demo = new DemoCommand();
         new CommandLine(demo).parseArgs("--duration", "2m", "--engines", "4", "--workload", "burst", "--seed", "7");
-        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), dev.kvrouter.common.Durations.seconds(demo.duration));
+        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), Durations.seconds(demo.duration));
         List<String> list = List.of(args);
         assertThat(list).containsSequence("--duration", "120s").containsSequence("--engines", "4")
                 .containsSequence("--workload", "burst").containsSequence("--seed", "7")
@@ -47,7 +48,7 @@ class DemoCommandTest {
     void holdingAndReportedSlotsCanBeTurnedOff() {
         DemoCommand demo = new DemoCommand();
         new CommandLine(demo).parseArgs("--view-hold", "0ms", "--no-report-slots");
-        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), dev.kvrouter.common.Durations.seconds(demo.duration));
+        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), Durations.seconds(demo.duration));
         assertThat(List.of(args)).containsSequence("--view-hold", "0ms").contains("--no-report-slots").doesNotContain("--report-slots");
         new CommandLine(new SimCommand()).parseArgs(args);
     }
