@@ -44,6 +44,15 @@ class PickFunctionITCase {
         return clientSide() ? o.withClientSidePick() : o;
     }
 
+    /**
+     * A balancer that holds requests up to {@code hold}. The holding cases sleep past a second and the
+     * view is written once, at setUp: with the default 2 s max age a slow client start would make it
+     * stale midway and nothing would be held. (A stale view holding nothing is its own case.)
+     */
+    KvRouterClient.Options holdingFor(StackAddresses stack, Duration hold) {
+        return options(stack.redisUrl()).holding(hold).withMaxViewAge(Duration.ofSeconds(30));
+    }
+
     /** Picks as a balancer would; client-side, the snapshot is read first so a test's last write counts. */
     Pick pick(KvRouterClient client, long[] prompt) {
         return pick(client, prompt, null);
@@ -738,8 +747,8 @@ class PickFunctionITCase {
     void whileEveryEngineIsFullAHoldingBalancersRequestsWaitAndTakeTheSlotsFreedInTheOrderTheyCame(StackAddresses stack)
             throws InterruptedException {
         everyEngineFull();
-        try (KvRouterClient a = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)));
-             KvRouterClient b = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
+        try (KvRouterClient a = new KvRouterClient(holdingFor(stack, Duration.ofSeconds(30)));
+             KvRouterClient b = new KvRouterClient(holdingFor(stack, Duration.ofSeconds(30)))) {
             Pick first = placeUnder(a, "r1");
             assertThat(first).extracting(Pick::held, Pick::engineId, Pick::reason, Pick::source, Pick::requestId)
                     .containsExactly(true, "", "HOLD", Source.VIEW, null);
@@ -765,8 +774,8 @@ class PickFunctionITCase {
     void aHeldRequestGoesInOnceItHasWaitedItsHoldAndLosesItsPlaceWhenItsBalancerFallsSilentOrReportsItDone(StackAddresses stack)
             throws InterruptedException {
         everyEngineFull();
-        try (KvRouterClient brief = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofMillis(300)));
-             KvRouterClient patient = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
+        try (KvRouterClient brief = new KvRouterClient(holdingFor(stack, Duration.ofMillis(300)));
+             KvRouterClient patient = new KvRouterClient(holdingFor(stack, Duration.ofSeconds(30)))) {
             assertThat(placeUnder(brief, "r1").held()).isTrue();
             assertThat(redis.pttl(layout.heldRequestsKey())).as("the waiting room expires with the reservations").isPositive();
             assertThat(placeUnder(patient, "r2").held()).isTrue();
@@ -791,7 +800,7 @@ class PickFunctionITCase {
     @Test
     void aBalancerKeepsThePlacesOfTheRequestsItHoldsWithoutAskingForEach(StackAddresses stack) throws InterruptedException {
         everyEngineFull();
-        try (KvRouterClient a = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
+        try (KvRouterClient a = new KvRouterClient(holdingFor(stack, Duration.ofSeconds(30)))) {
             assertThat(placeUnder(a, "r1").held()).isTrue();
             assertThat(placeUnder(a, "r2").held()).isTrue();
             Thread.sleep(600);
@@ -809,7 +818,7 @@ class PickFunctionITCase {
     void aStaleViewHoldsNothing(StackAddresses stack) {
         everyEngineFull();
         redis.hset(layout.metaKey(), "updated_ms", Long.toString(now - 60_000));
-        try (KvRouterClient holding = new KvRouterClient(options(stack.redisUrl()).holding(Duration.ofSeconds(30)))) {
+        try (KvRouterClient holding = new KvRouterClient(holdingFor(stack, Duration.ofSeconds(30)))) {
             assertThat(placeUnder(holding, "r1")).extracting(Pick::held, Pick::reason).containsExactly(false, "FALLBACK_LOAD_ONLY");
         }
     }
