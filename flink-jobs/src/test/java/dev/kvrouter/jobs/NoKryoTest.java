@@ -7,6 +7,7 @@ import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.io.ImmutableValueTypeInfo;
 import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.io.RawRecord;
+import dev.kvrouter.jobs.io.ViewWriteType;
 import dev.kvrouter.jobs.policy.LatencyHistogram;
 import dev.kvrouter.jobs.ratios.JoinedRequest;
 import dev.kvrouter.jobs.ratios.RatioAccumulator;
@@ -31,7 +32,7 @@ class NoKryoTest {
         SerializerConfigImpl noGenerics = new SerializerConfigImpl();
         noGenerics.setGenericTypes(false);
         for (Class<?> type : List.of(RawRecord.class, EngineHealthState.class,
-                EngineStatus.class, ViewWrite.class, JoinedRequest.class, RatioAccumulator.class,
+                EngineStatus.class, JoinedRequest.class, RatioAccumulator.class,
                 LatencyHistogram.class, dev.kvrouter.jobs.alerts.AlertObservation.class,
                 dev.kvrouter.jobs.io.HotPrefix.class, dev.kvrouter.jobs.view.model.ViewResync.class)) {
             TypeInformation<?> info = TypeInformation.of(type);
@@ -88,5 +89,29 @@ class NoKryoTest {
             var snapshot = serializer.snapshotConfiguration();
             assertThat(snapshot.resolveSchemaCompatibility(serializer.snapshotConfiguration()).isCompatibleAsIs()).isTrue();
         }
+    }
+
+    @Test
+    void everyKindOfViewWriteRoundTripsThroughItsStreamType() throws Exception {
+        String wholeFleet = "e,".repeat(40_000); // past writeUTF's 64 KB
+        List<ViewWrite> writes = List.of(
+                ViewWrite.block(-3, 0x8000_0000_0000_0001L, "e1:1a:0,e2:1b:2", 99, 7),
+                ViewWrite.block(4, 5, null, 0, 8),
+                ViewWrite.engine("e1", null, 9),
+                ViewWrite.meta("updated_ms", "10", 10),
+                ViewWrite.clientInflight("c1", wholeFleet, 11),
+                ViewWrite.classPolicy("chat", "off", 12),
+                ViewWrite.ratios("chat|1m", "", 13),
+                new ViewWrite());
+        var serializer = ViewWriteType.INFO.createSerializer(new SerializerConfigImpl());
+        var out = new org.apache.flink.core.memory.DataOutputSerializer(64);
+        for (ViewWrite w : writes) {
+            serializer.serialize(w, out);
+        }
+        var in = new org.apache.flink.core.memory.DataInputDeserializer(out.getCopyOfBuffer());
+        for (ViewWrite w : writes) {
+            assertThat(serializer.deserialize(in)).usingRecursiveComparison().isEqualTo(w);
+        }
+        assertThat(in.available()).as("every byte read back").isZero();
     }
 }

@@ -172,14 +172,21 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         Map<String, Map<String, String>> sets = new LinkedHashMap<>();
         Map<String, List<String>> deletes = new LinkedHashMap<>();
         Map<String, Long> expiries = new LinkedHashMap<>();
+        // A chain's blocks share a group and arrive together: its key is formatted once per run of them.
+        long groupTag = 0;
+        String groupKey = null;
         for (ViewWrite w : writes) {
+            if (w.kind == ViewWrite.Kind.BLOCK && (groupKey == null || w.tag != groupTag)) {
+                groupTag = w.tag;
+                groupKey = layout.groupKey(w.tag);
+            }
             String key = switch (w.kind) {
                 case META -> layout.metaKey();
                 case RATIOS -> layout.ratiosKey();
                 case CLASS_POLICY -> layout.classesKey();
                 case CLIENTS -> layout.clientsKey();
                 case ENGINE -> layout.enginesKey();
-                case BLOCK -> layout.groupKey(w.tag);
+                case BLOCK -> groupKey;
             };
             if (w.value == null) {
                 deletes.computeIfAbsent(key, k -> new ArrayList<>()).add(w.field);

@@ -157,9 +157,13 @@ public final class ViewLayout {
         return chain[Math.min(position, tagDepth) - 1];
     }
 
-    /** The hash as 16 lower-case hex digits, unsigned (built without intermediate strings: the job formats one per view write). */
+    /** The hash as 16 lower-case hex digits, unsigned (the job formats one per view write: one array, no builder). */
     public static String hex(long hash) {
-        return appendHex(new StringBuilder(16), hash).toString();
+        byte[] digits = new byte[16];
+        for (int i = 15; i >= 0; i--, hash >>>= 4) {
+            digits[i] = DIGITS[(int) (hash & 0xF)];
+        }
+        return new String(digits, java.nio.charset.StandardCharsets.ISO_8859_1);
     }
 
     /** Appends {@link #hex}'s 16 digits. */

@@ -15,6 +15,7 @@ import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.io.RawRecord;
 import dev.kvrouter.jobs.io.RequestSample;
+import dev.kvrouter.jobs.io.ViewWriteType;
 import dev.kvrouter.jobs.policy.AffinitySwitch;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
@@ -111,7 +112,7 @@ public final class RatiosWorkflow {
         KeySelector<ClassRatios, String> ratiosClass = r -> r.getPrefixClass();
         SingleOutputStreamOperator<ViewWrite> policy = tumbling.keyBy(ratiosClass)
                 .process(new ClassPolicy(new AffinitySwitch(config.ratios().affinityOffBelow(), config.ratios().affinityOnAbove(), config.ratios().affinityMinRequests())))
-                .returns(TypeInformation.of(ViewWrite.class)).name("class affinity").uid("class-affinity");
+                .returns(ViewWriteType.INFO).name("class affinity").uid("class-affinity");
         KeySelector<RoutingDecision, String> decisionClient = RoutingDecision::getClientId;
         KeySelector<JoinedRequest, String> doneClient = r -> r.clientId;
         DataStream<ViewWrite> clients = decisions.filter(d -> d.getClientId() != null).name("decisions with a client")
@@ -119,7 +120,7 @@ public final class RatiosWorkflow {
                 .connect(joined.union(joined.getSideOutput(DecisionOutcomeJoin.UNMATCHED_DECISIONS)
                                 .map(RatiosWorkflow::decisionOnly).returns(TypeInformation.of(JoinedRequest.class)))
                         .filter(r -> r.clientId != null).name("completions with a client").keyBy(doneClient))
-                .process(new ClientInflight()).returns(TypeInformation.of(ViewWrite.class))
+                .process(new ClientInflight()).returns(ViewWriteType.INFO)
                 .name("clients in flight").uid("clients-in-flight");
         double stalenessAbove = config.ratios().alertStalenessAbove();
         int minRouted = config.ratios().affinityMinRequests();
@@ -134,7 +135,7 @@ public final class RatiosWorkflow {
                 .keyBy(alertKey).process(new AlertRules()).returns(TypeInformation.of(Alert.class))
                 .name("class alerts").uid("class-alerts")
                 .sinkTo(sinks.alerts()).name("alerts topic").uid("sink-class-alerts");
-        ratios.map(RatiosWorkflow::latest).returns(TypeInformation.of(ViewWrite.class)).name("latest ratios").uid("latest-ratios")
+        ratios.map(RatiosWorkflow::latest).returns(ViewWriteType.INFO).name("latest ratios").uid("latest-ratios")
                 .union(policy, clients)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
         int chunkTokens = config.view().chunkTokens();

@@ -18,6 +18,7 @@ import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.redis.RedisViewSink;
 import dev.kvrouter.redis.RedisViewSinkOptions;
 import dev.kvrouter.replicas.ReplicationRecommendation;
+import dev.kvrouter.schemas.flink.RegistryAvroValueSchema;
 import dev.kvrouter.schemas.flink.RegistrySchemaCoderProvider;
 import dev.kvrouter.view.ViewChange;
 import java.nio.charset.StandardCharsets;
@@ -47,7 +48,6 @@ import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
-import org.apache.flink.formats.avro.RegistryAvroSerializationSchema;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.Collector;
@@ -300,7 +300,7 @@ public final class KvRouterJob {
                 .setRecordSerializer(KafkaRecordSerializationSchema.<T>builder()
                         .setTopic(topic)
                         .setKeySerializationSchema(key)
-                        .setValueSerializationSchema(RegistryAvroSerializationSchema.forSpecific(type,
+                        .setValueSerializationSchema(new RegistryAvroValueSchema<>(type,
                                 RegistrySchemaCoderProvider.forTopicValue(registry, topic)))
                         .build())
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)

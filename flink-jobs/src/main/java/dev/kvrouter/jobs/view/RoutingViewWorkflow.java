@@ -14,6 +14,7 @@ import dev.kvrouter.jobs.io.HotPrefix;
 import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.io.RawRecord;
 import dev.kvrouter.jobs.io.RequestSample;
+import dev.kvrouter.jobs.io.ViewWriteType;
 import dev.kvrouter.jobs.ratios.RatiosWorkflow;
 import dev.kvrouter.jobs.view.functions.EngineTable;
 import dev.kvrouter.jobs.view.functions.EngineTracker;
@@ -111,7 +112,7 @@ public final class RoutingViewWorkflow {
         SingleOutputStreamOperator<ViewWrite> blockWrites = blockInputs.keyBy(byBlock)
                 .connect(sources.viewResyncs().broadcast(new MapStateDescriptor<?, ?>[0])) // no broadcast state: a request, not a table
                 .process(new PrefixLocationTable())
-                .returns(TypeInformation.of(ViewWrite.class))
+                .returns(ViewWriteType.INFO)
                 .name("prefix locations").uid("prefix-location-table");
 
         blockWrites.getSideOutput(PrefixLocationTable.VIEW_CHANGES)
@@ -120,11 +121,11 @@ public final class RoutingViewWorkflow {
         // Dead engines leave the engine table; pick then ignores every entry of theirs.
         KeySelector<RequestSample, String> sampledOn = p -> p.engine;
         DataStream<ViewWrite> engineWrites = status.keyBy(statusEngine).connect(sources.engineSpeeds().keyBy(sampledOn))
-                .process(new EngineTable(config.cost().prefillTokensPerS())).returns(TypeInformation.of(ViewWrite.class))
+                .process(new EngineTable(config.cost().prefillTokensPerS())).returns(ViewWriteType.INFO)
                 .name("engine table").uid("engine-table");
         KeySelector<EngineStatus, String> fleet = s -> FleetLoad.FLEET;
         SingleOutputStreamOperator<ViewWrite> fleetWrites = status.keyBy(fleet)
-                .process(new FleetLoad(1_000, config.view().busyFactor())).returns(TypeInformation.of(ViewWrite.class))
+                .process(new FleetLoad(1_000, config.view().busyFactor())).returns(ViewWriteType.INFO)
                 .name("fleet load").uid("fleet-load");
         KeySelector<AlertObservation, String> alertKey = AlertObservation::key;
         fleetWrites.getSideOutput(FleetLoad.HOT_ENGINES).keyBy(alertKey)

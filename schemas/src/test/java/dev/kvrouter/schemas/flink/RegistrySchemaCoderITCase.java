@@ -11,7 +11,9 @@ import dev.kvrouter.stack.StackAddresses;
 import dev.kvrouter.stack.junit.LocalStackExtension;
 import dev.kvrouter.stack.junit.UniqueNames;
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.formats.avro.RegistryAvroDeserializationSchema;
 import org.apache.flink.formats.avro.RegistryAvroSerializationSchema;
 import org.apache.flink.util.InstantiationUtil;
@@ -49,6 +51,36 @@ class RegistrySchemaCoderITCase {
             assertThatThrownBy(() -> flinkReader.deserialize(new byte[] {1, 2, 3}))
                     .isInstanceOf(IOException.class).hasMessageContaining("expected the magic byte 0x00");
         }
+    }
+
+    @Test
+    void theValueSchemaWritesFlinksAndTheSerdesBytesForEveryRecordAndEveryNextOne(StackAddresses stack) throws Exception {
+        Map<String, String> registry = Map.of(RegistrySettings.URL, stack.schemaRegistryUrl());
+        try (RegistryAvroSerializer<SpecificRecord> kafkaWriter = new RegistryAvroSerializer<>()) {
+            kafkaWriter.configure(registry, false);
+            dev.kvrouter.view.ViewChange unknowns = dev.kvrouter.schemas.SampleRecords.viewChange();
+            unknowns.setMedium(null); // the unions' null branch
+            unknowns.setCause(null);
+            List<SpecificRecord> records = new java.util.ArrayList<>(dev.kvrouter.schemas.SampleRecords.all());
+            records.add(unknowns);
+            for (SpecificRecord record : records) {
+                String topic = UniqueNames.topic("it-value-schema");
+                serializeTwiceAndCompare(record, topic, registry, kafkaWriter);
+            }
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static void serializeTwiceAndCompare(SpecificRecord record, String topic, Map<String, String> registry,
+                                                 RegistryAvroSerializer<SpecificRecord> kafkaWriter) throws Exception {
+        Class type = record.getClass();
+        RegistryAvroValueSchema ours = InstantiationUtil.clone(
+                new RegistryAvroValueSchema<>(type, RegistrySchemaCoderProvider.forTopicValue(registry, topic)));
+        RegistryAvroSerializationSchema flinks = RegistryAvroSerializationSchema.forSpecific(type,
+                RegistrySchemaCoderProvider.forTopicValue(registry, topic));
+        byte[] first = ours.serialize(record);
+        assertThat(first).as(type.getSimpleName()).isEqualTo(flinks.serialize(record)).isEqualTo(kafkaWriter.serialize(topic, record));
+        assertThat(ours.serialize(record)).as("%s again: buffers reused, the header kept", type.getSimpleName()).isEqualTo(first);
     }
 
     @Test
