@@ -102,6 +102,7 @@ class NoKryoTest {
                 ViewWrite.clientInflight("c1", wholeFleet, 11),
                 ViewWrite.classPolicy("chat", "off", 12),
                 ViewWrite.ratios("chat|1m", "", 13),
+                ViewWrite.meta("naïve-engine", "délai ✓", 14),
                 new ViewWrite());
         var serializer = ViewWriteType.INFO.createSerializer(new SerializerConfigImpl());
         var out = new org.apache.flink.core.memory.DataOutputSerializer(64);

@@ -1,6 +1,7 @@
 package dev.kvrouter.jobs.io;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
@@ -100,5 +101,30 @@ public abstract class ImmutableValueSerializer<T> extends TypeSerializerSingleto
 
     protected static String readString(DataInputView in) throws IOException {
         return in.readBoolean() ? in.readUTF() : null;
+    }
+
+    /**
+     * A string of any length as its UTF-8 bytes, or null: one bulk copy each way for the ASCII text
+     * of the view's keys and values, where writeUTF (and Flink's StringValue, with a thread-local
+     * buffer per read) go character by character and writeUTF stops at 64 KB.
+     */
+    protected static void writeText(String s, DataOutputView out) throws IOException {
+        if (s == null) {
+            out.writeInt(-1);
+            return;
+        }
+        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(bytes.length);
+        out.write(bytes);
+    }
+
+    protected static String readText(DataInputView in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return null;
+        }
+        byte[] bytes = new byte[n];
+        in.readFully(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
     }
 }

@@ -7,7 +7,6 @@ import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-import org.apache.flink.types.StringValue;
 
 /**
  * The stream type of every write to the Redis view. Each of them crosses the network once, from the
@@ -34,14 +33,13 @@ public final class ViewWriteType {
             return new ViewWrite();
         }
 
-        // Strings as Flink's StringValue writes them: null-safe and without writeUTF's 64 KB limit
-        // (a block's holder list, or a client's engines, grows with the fleet).
+        // Text of any length (a block's holder list, or a client's engines, grows with the fleet).
         @Override
         public void serialize(ViewWrite w, DataOutputView out) throws IOException {
             out.writeByte(w.kind == null ? -1 : w.kind.ordinal());
             out.writeLong(w.tag);
-            StringValue.writeString(w.field, out);
-            StringValue.writeString(w.value, out);
+            writeText(w.field, out);
+            writeText(w.value, out);
             out.writeLong(w.expireAtMs);
             out.writeLong(w.eventTimeMs);
         }
@@ -52,8 +50,8 @@ public final class ViewWriteType {
             byte kind = in.readByte();
             w.kind = kind < 0 ? null : KINDS[kind];
             w.tag = in.readLong();
-            w.field = StringValue.readString(in);
-            w.value = StringValue.readString(in);
+            w.field = readText(in);
+            w.value = readText(in);
             w.expireAtMs = in.readLong();
             w.eventTimeMs = in.readLong();
             return w;

@@ -105,10 +105,15 @@ public final class RoutingViewWorkflow {
         DataStream<LocationUpdate> confirmed = status.keyBy(statusEngine).connect(sources.confirmations().keyBy(usedOn))
                 .process(new UseConfirmer(config.view().lifetimesToFloor())).returns(TypeInformation.of(LocationUpdate.class))
                 .name("confirm cached blocks").uid("use-confirmer");
-        DataStream<BlockInput> blockInputs = updates.union(confirmed)
+        // Each input is wrapped where it is made (chained to its operator), then the three meet at
+        // the table's keyBy: a wrap after a union is a task of its own, one more network hop for
+        // every entry.
+        DataStream<BlockInput> blockInputs = updates
                 .map(BlockInput::of).returns(TypeInformation.of(BlockInput.class)).name("location updates").uid("block-input-updates")
-                .union(sources.hotPrefixes().map(BlockInput::of).returns(TypeInformation.of(BlockInput.class))
-                        .name("hot prefix lookups").uid("block-input-hot-prefixes"));
+                .union(confirmed.map(BlockInput::of).returns(TypeInformation.of(BlockInput.class))
+                                .name("confirmed locations").uid("block-input-confirmations"),
+                        sources.hotPrefixes().map(BlockInput::of).returns(TypeInformation.of(BlockInput.class))
+                                .name("hot prefix lookups").uid("block-input-hot-prefixes"));
         SingleOutputStreamOperator<ViewWrite> blockWrites = blockInputs.keyBy(byBlock)
                 .connect(sources.viewResyncs().broadcast(new MapStateDescriptor<?, ?>[0])) // no broadcast state: a request, not a table
                 .process(new PrefixLocationTable())
