@@ -339,9 +339,6 @@ local function pend(h, engine, ready, held)
   -- The pick read these fields already when it matched them (nothing writes between).
   local values = h.pending_values or redis.call('HMGET', key, unpack(fields))
   local lead, mid = engine .. '=', ',' .. engine .. '='
-  -- Every sampled position's new value and expiry, written with one HSET and one ZADD: a call per
-  -- field and key was most of what recording them cost (BENCHMARKS.md, "The pick a running fleet makes").
-  local values_out, expiries = {}, {}
   for i, field in ipairs(fields) do
     local value = values[i] or ''
     local mine = h.at[i] <= held and now or ready
@@ -371,13 +368,9 @@ local function pend(h, engine, ready, held)
       end
     end
     if own and #parts < PENDING_HOLDERS then parts[#parts + 1] = own end
-    values_out[#values_out + 1] = field
-    values_out[#values_out + 1] = table.concat(parts, ',')
-    expiries[#expiries + 1] = last + PENDING_MS
-    expiries[#expiries + 1] = field
+    redis.call('HSET', key, field, table.concat(parts, ','))
+    redis.call('ZADD', by_time, last + PENDING_MS, field)
   end
-  redis.call('HSET', key, unpack(values_out))
-  redis.call('ZADD', by_time, unpack(expiries))
   for _, old in ipairs(redis.call('ZRANGEBYSCORE', by_time, '-inf', '(' .. now, 'LIMIT', 0, SWEEP)) do
     redis.call('HDEL', key, old)
     redis.call('ZREM', by_time, old)
