@@ -8,7 +8,8 @@ import java.util.Objects;
  * One write to the routing view: set or delete one field of one hash. The sink keeps only the
  * newest write per (key, field) between flushes; a null value deletes the field.
  *
- * <p>A POJO (public fields, no-arg constructor) so Flink serializes it without Kryo.
+ * <p>A POJO (public fields, no-arg constructor) so Flink serializes it without Kryo; kv-router's job
+ * gives its streams a faster serializer of its own ({@code ViewWriteType}).
  */
 public class ViewWrite {
 

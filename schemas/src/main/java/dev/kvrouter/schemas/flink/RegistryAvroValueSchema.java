@@ -74,7 +74,11 @@ public final class RegistryAvroValueSchema<T extends SpecificRecord> implements 
             encoder.flush();
             return bytes.toByteArray();
         } catch (IOException e) {
+            encoder = EncoderFactory.get().binaryEncoder(bytes, null); // nothing of a failed record may lead the next one
             throw new UncheckedIOException("cannot write " + type.getSimpleName() + " for Kafka: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            encoder = EncoderFactory.get().binaryEncoder(bytes, null); // e.g. a required field left null
+            throw e;
         }
     }
 }

@@ -67,6 +67,16 @@ class RegistrySchemaCoderITCase {
                 String topic = UniqueNames.topic("it-value-schema");
                 serializeTwiceAndCompare(record, topic, registry, kafkaWriter);
             }
+
+            // A record that cannot be written leaves nothing behind for the next one.
+            String topic = UniqueNames.topic("it-value-schema");
+            RegistryAvroValueSchema<dev.kvrouter.view.ViewChange> ours = new RegistryAvroValueSchema<>(dev.kvrouter.view.ViewChange.class,
+                    RegistrySchemaCoderProvider.forTopicValue(registry, topic));
+            dev.kvrouter.view.ViewChange broken = dev.kvrouter.schemas.SampleRecords.viewChange();
+            broken.setOp(null); // a required field
+            assertThatThrownBy(() -> ours.serialize(broken)).isInstanceOf(RuntimeException.class);
+            dev.kvrouter.view.ViewChange good = dev.kvrouter.schemas.SampleRecords.viewChange();
+            assertThat(ours.serialize(good)).isEqualTo(kafkaWriter.serialize(topic, good));
         }
     }
 
