@@ -26,14 +26,20 @@ import io.lettuce.core.ScanIterator;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.admin.Admin;
@@ -132,14 +138,15 @@ final class IngestBench {
                     }
                     long steadyStart = System.nanoTime();
                     Cpu drainCpu = Cpu.now(redis);
-                    for (Planned last : w.lastPerEngine(plan)) {
-                        while (redis.hexists(last.lastKey(), last.lastField()) == Boolean.FALSE) {
-                            bounded(jobStart, Duration.ofMinutes(10), "the last entries");
-                            Thread.sleep(20);
-                        }
-                    }
+                    ThreadCpu drainThreads = ThreadCpu.now();
+                    long drainCompileMs = ThreadCpu.compileMs();
+                    long drainGcMs = ThreadCpu.gcMs();
+                    awaitEntries(redis, w.lastPerEngine(plan), jobStart, "the last entries");
                     double steadySeconds = (System.nanoTime() - steadyStart) / 1e9;
                     Cpu drainSpent = Cpu.now(redis).minus(drainCpu);
+                    Map<String, Long> byGroup = ThreadCpu.now().nanosByGroupSince(drainThreads);
+                    long compileMs = ThreadCpu.compileMs() - drainCompileMs;
+                    long gcMs = ThreadCpu.gcMs() - drainGcMs;
                     double allSeconds = (System.nanoTime() - jobStart) / 1e9;
                     long viewBytes = usedMemory(redis) - memBeforeView;
                     double rawRate = total / rawSeconds;
@@ -152,6 +159,7 @@ final class IngestBench {
                             (double) viewBytes / total, (double) rawBytes / total);
                     out.printf("%-44s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the job over the drain (this JVM)",
                             drainSpent.jvmMicros() / total, drainSpent.redisMicros() / total);
+                    ThreadCpu.print(byGroup, drainSpent.jvmMicros(), total, compileMs, gcMs, out);
                     out.printf("%-44s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the raw writer (this JVM)",
                             rawSpent.jvmMicros() / total, rawSpent.redisMicros() / total);
 
@@ -180,7 +188,7 @@ final class IngestBench {
      */
     private record Cpu(double jvmMicros, double redisMicros) {
         static Cpu now(RedisCommands<String, String> redis) {
-            long jvmNanos = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+            long jvmNanos = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                     .getProcessCpuTime();
             double redisSeconds = 0;
             for (String line : redis.info("cpu").split("\r?\n")) {
@@ -193,6 +201,107 @@ final class IngestBench {
 
         Cpu minus(Cpu before) {
             return new Cpu(jvmMicros - before.jvmMicros, redisMicros - before.redisMicros);
+        }
+    }
+
+    /** Waits until every given batch's last entry is in Redis (bounded by the job's start). */
+    private static void awaitEntries(RedisCommands<String, String> redis, List<Planned> batches, long jobStart, String what)
+            throws InterruptedException {
+        for (Planned last : batches) {
+            while (redis.hexists(last.lastKey(), last.lastField()) == Boolean.FALSE) {
+                bounded(jobStart, Duration.ofMinutes(10), what);
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    /**
+     * CPU time of each of this JVM's threads (ThreadMXBean), grouped by what they run: a Flink task by
+     * its chain's name (every subtask together), Lettuce's and Kafka's I/O threads by kind, so the
+     * job's CPU per entry can be read operator by operator. What no thread accounts for — garbage
+     * collection, the JIT compiler, the JVM's own — is the process's CPU less the threads' sum.
+     */
+    private record ThreadCpu(Map<Long, Long> nanos, Map<Long, String> names) {
+        private static final Pattern SUBTASK = Pattern.compile(" \\(\\d+/\\d+\\)#\\d+$");
+
+        static ThreadCpu now() {
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            Map<Long, Long> nanos = new HashMap<>();
+            Map<Long, String> names = new HashMap<>();
+            for (ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
+                long spent = info == null ? -1 : threads.getThreadCpuTime(info.getThreadId());
+                if (spent >= 0) {
+                    nanos.put(info.getThreadId(), spent);
+                    names.put(info.getThreadId(), info.getThreadName());
+                }
+            }
+            return new ThreadCpu(nanos, names);
+        }
+
+        /** Nanoseconds per group since {@code before}; a thread started since counts from zero (one that ended is lost). */
+        Map<String, Long> nanosByGroupSince(ThreadCpu before) {
+            Map<String, Long> groups = new HashMap<>();
+            nanos.forEach((id, spent) -> groups.merge(group(names.get(id)), spent - before.nanos.getOrDefault(id, 0L), Long::sum));
+            return groups;
+        }
+
+        static String group(String thread) {
+            if (thread.startsWith("lettuce-")) {
+                return "Lettuce I/O threads";
+            }
+            if (thread.startsWith("kafka-producer-network-thread")) {
+                return "Kafka producers' I/O threads";
+            }
+            if (thread.startsWith("Source Data Fetcher")) {
+                return "Kafka sources' fetchers";
+            }
+            if (thread.startsWith("AsyncOperations")) {
+                return "asynchronous snapshots";
+            }
+            if (thread.startsWith("OutputFlusher for ") || thread.startsWith("Time Trigger for ")) {
+                return "Flink's output flushers and sink timers";
+            }
+            Matcher task = SUBTASK.matcher(thread);
+            return task.find() ? "task: " + thread.substring(0, task.start()) : "the bench's and Flink's own threads";
+        }
+
+        /**
+         * The groups, largest first, those under 0.3 us/entry summed as one; then what no thread
+         * accounts for, with the JIT compiler's and the collector's elapsed time over the drain beside
+         * it (their own accounting, wall milliseconds: they run on threads the JVM hides).
+         */
+        static void print(Map<String, Long> groups, double processMicros, long entries, long compileMs, long gcMs, PrintStream out) {
+            out.println("  of which, by thread (us/entry):");
+            List<Map.Entry<String, Long>> sorted = new ArrayList<>(groups.entrySet());
+            sorted.sort(Map.Entry.<String, Long>comparingByValue().reversed());
+            long threadsNanos = 0;
+            long smallNanos = 0;
+            for (Map.Entry<String, Long> g : sorted) {
+                threadsNanos += g.getValue();
+                if (g.getValue() / 1e3 / entries >= 0.3) {
+                    String name = g.getKey().length() > 70 ? g.getKey().substring(0, 67) + "..." : g.getKey();
+                    out.printf("    %-68s %6.1f%n", name, g.getValue() / 1e3 / entries);
+                } else {
+                    smallNanos += g.getValue();
+                }
+            }
+            out.printf("    %-68s %6.1f%n", "every smaller group", smallNanos / 1e3 / entries);
+            out.printf("    %-68s %6.1f  (JIT compiling %d ms, GC %d ms)%n", "no thread's: JIT, GC, the JVM's own (process less threads)",
+                    Math.max(0, processMicros - threadsNanos / 1e3) / entries, compileMs, gcMs);
+        }
+
+        /** Milliseconds the JIT compiler and the garbage collectors report so far. */
+        static long compileMs() {
+            var jit = ManagementFactory.getCompilationMXBean();
+            return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
+        }
+
+        static long gcMs() {
+            long ms = 0;
+            for (var gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                ms += Math.max(0, gc.getCollectionTime());
+            }
+            return ms;
         }
     }
 
