@@ -38,7 +38,8 @@ public final class BenchCommand {
 
     @Command(name = "ingest", mixinStandardHelpOptions = true,
             description = "Block-entry updates/s through Kafka -> Flink -> Redis beside raw pipelined Redis writes of the same "
-                    + "entries; CPU-us per entry of the job, of the raw writer and of Redis (process accounting); Redis bytes "
+                    + "entries; CPU-us per entry of the job (and of its threads, grouped by task), of the raw writer and of Redis "
+                    + "(process and thread accounting); Redis bytes "
                     + "per entry; how long the view takes to come back after its keys are flushed; freshness (event time -> "
                     + "visible) at half the measured rate.")
     static final class Ingest implements Callable<Integer> {
