@@ -139,14 +139,10 @@ final class IngestBench {
                     long steadyStart = System.nanoTime();
                     Cpu drainCpu = Cpu.now(redis);
                     ThreadCpu drainThreads = ThreadCpu.now();
-                    long drainCompileMs = ThreadCpu.compileMs();
-                    long drainGcMs = ThreadCpu.gcMs();
                     awaitEntries(redis, w.lastPerEngine(plan), jobStart, "the last entries");
                     double steadySeconds = (System.nanoTime() - steadyStart) / 1e9;
                     Cpu drainSpent = Cpu.now(redis).minus(drainCpu);
-                    Map<String, Long> byGroup = ThreadCpu.now().nanosByGroupSince(drainThreads);
-                    long compileMs = ThreadCpu.compileMs() - drainCompileMs;
-                    long gcMs = ThreadCpu.gcMs() - drainGcMs;
+                    ThreadCpu drainEnd = ThreadCpu.now();
                     double allSeconds = (System.nanoTime() - jobStart) / 1e9;
                     long viewBytes = usedMemory(redis) - memBeforeView;
                     double rawRate = total / rawSeconds;
@@ -159,7 +155,7 @@ final class IngestBench {
                             (double) viewBytes / total, (double) rawBytes / total);
                     out.printf("%-44s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the job over the drain (this JVM)",
                             drainSpent.jvmMicros() / total, drainSpent.redisMicros() / total);
-                    ThreadCpu.print(byGroup, drainSpent.jvmMicros(), total, compileMs, gcMs, out);
+                    drainEnd.printSince(drainThreads, drainSpent.jvmMicros(), total, out);
                     out.printf("%-44s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the raw writer (this JVM)",
                             rawSpent.jvmMicros() / total, rawSpent.redisMicros() / total);
 
@@ -219,9 +215,10 @@ final class IngestBench {
      * CPU time of each of this JVM's threads (ThreadMXBean), grouped by what they run: a Flink task by
      * its chain's name (every subtask together), Lettuce's and Kafka's I/O threads by kind, so the
      * job's CPU per entry can be read operator by operator. What no thread accounts for — garbage
-     * collection, the JIT compiler, the JVM's own — is the process's CPU less the threads' sum.
+     * collection, the JIT compiler, the JVM's own — is the process's CPU less the threads' sum; the
+     * compiler's and the collectors' own elapsed milliseconds are kept beside it.
      */
-    private record ThreadCpu(Map<Long, Long> nanos, Map<Long, String> names) {
+    private record ThreadCpu(Map<Long, Long> nanos, Map<Long, String> names, long compileMs, long gcMs) {
         private static final Pattern SUBTASK = Pattern.compile(" \\(\\d+/\\d+\\)#\\d+$");
 
         static ThreadCpu now() {
@@ -235,11 +232,11 @@ final class IngestBench {
                     names.put(info.getThreadId(), info.getThreadName());
                 }
             }
-            return new ThreadCpu(nanos, names);
+            return new ThreadCpu(nanos, names, compileMsSoFar(), gcMsSoFar());
         }
 
         /** Nanoseconds per group since {@code before}; a thread started since counts from zero (one that ended is lost). */
-        Map<String, Long> nanosByGroupSince(ThreadCpu before) {
+        private Map<String, Long> nanosByGroupSince(ThreadCpu before) {
             Map<String, Long> groups = new HashMap<>();
             nanos.forEach((id, spent) -> groups.merge(group(names.get(id)), spent - before.nanos.getOrDefault(id, 0L), Long::sum));
             return groups;
@@ -266,13 +263,13 @@ final class IngestBench {
         }
 
         /**
-         * The groups, largest first, those under 0.3 us/entry summed as one; then what no thread
-         * accounts for, with the JIT compiler's and the collector's elapsed time over the drain beside
+         * Since {@code before}: the groups, largest first, those under 0.3 us/entry summed as one; then
+         * what no thread accounts for, with the JIT compiler's and the collector's elapsed time beside
          * it (their own accounting, wall milliseconds: they run on threads the JVM hides).
          */
-        static void print(Map<String, Long> groups, double processMicros, long entries, long compileMs, long gcMs, PrintStream out) {
+        void printSince(ThreadCpu before, double processMicros, long entries, PrintStream out) {
             out.println("  of which, by thread (us/entry):");
-            List<Map.Entry<String, Long>> sorted = new ArrayList<>(groups.entrySet());
+            List<Map.Entry<String, Long>> sorted = new ArrayList<>(nanosByGroupSince(before).entrySet());
             sorted.sort(Map.Entry.<String, Long>comparingByValue().reversed());
             long threadsNanos = 0;
             long smallNanos = 0;
@@ -287,16 +284,16 @@ final class IngestBench {
             }
             out.printf("    %-68s %6.1f%n", "every smaller group", smallNanos / 1e3 / entries);
             out.printf("    %-68s %6.1f  (JIT compiling %d ms, GC %d ms)%n", "no thread's: JIT, GC, the JVM's own (process less threads)",
-                    Math.max(0, processMicros - threadsNanos / 1e3) / entries, compileMs, gcMs);
+                    Math.max(0, processMicros - threadsNanos / 1e3) / entries, compileMs - before.compileMs, gcMs - before.gcMs);
         }
 
         /** Milliseconds the JIT compiler and the garbage collectors report so far. */
-        static long compileMs() {
+        private static long compileMsSoFar() {
             var jit = ManagementFactory.getCompilationMXBean();
             return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
         }
 
-        static long gcMs() {
+        private static long gcMsSoFar() {
             long ms = 0;
             for (var gc : ManagementFactory.getGarbageCollectorMXBeans()) {
                 ms += Math.max(0, gc.getCollectionTime());
