@@ -38,13 +38,19 @@ public final class BenchCommand {
 
     @Command(name = "ingest", mixinStandardHelpOptions = true,
             description = "Block-entry updates/s through Kafka -> Flink -> Redis beside raw pipelined Redis writes of the same "
-                    + "entries; CPU-us per entry of the job (and of its threads, grouped by task), of the raw writer and of Redis "
+                    + "entries; CPU-us per entry of the job, cold (a fresh JVM's first job) and warm (a second one in the same JVM) (and of its threads, grouped by task), of the raw writer and of Redis "
                     + "(process and thread accounting); Redis bytes "
                     + "per entry; how long the view takes to come back after its keys are flushed; freshness (event time -> "
                     + "visible) at half the measured rate.")
     static final class Ingest implements Callable<Integer> {
         @Option(names = "--entries", defaultValue = "200000", description = "Block entries to ingest (default: ${DEFAULT-VALUE}).")
         int entries;
+
+        @Option(names = "--warm-up-entries", defaultValue = "200000",
+                description = "Block entries a first job drains before the measured one, in the same JVM, so that the measured "
+                        + "job runs compiled code as a long-running job does; its figures are printed as the cold ones. 0 measures "
+                        + "a fresh JVM's first job only (default: ${DEFAULT-VALUE}).")
+        int warmUpEntries;
 
         @Option(names = "--engines", defaultValue = "32", description = "Simulated engines (default: ${DEFAULT-VALUE}).")
         int engines;
@@ -61,7 +67,7 @@ public final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            Benchmarks.ingest(StackAddresses.toMeasure(), entries, engines, Duration.ofSeconds(freshnessSeconds), freshnessRate, jobOptions, System.out);
+            Benchmarks.ingest(StackAddresses.toMeasure(), entries, warmUpEntries, engines, Duration.ofSeconds(freshnessSeconds), freshnessRate, jobOptions, System.out);
             return 0;
         }
     }

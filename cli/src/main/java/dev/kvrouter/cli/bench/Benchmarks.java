@@ -23,8 +23,8 @@ public final class Benchmarks {
                 "schema-registry.url", stack.schemaRegistryUrl(), "redis.url", stack.redisUrl())));
     }
 
-    public static void ingest(StackAddresses stack, int entries, int engines, Duration freshness, double freshnessRate,
+    public static void ingest(StackAddresses stack, int entries, int warmUpEntries, int engines, Duration freshness, double freshnessRate,
                               java.util.Map<String, String> jobOptions, PrintStream out) throws Exception {
-        IngestBench.run(stack, entries, engines, freshness, freshnessRate, jobOptions, out);
+        IngestBench.run(stack, entries, warmUpEntries, engines, freshness, freshnessRate, jobOptions, out);
     }
 }

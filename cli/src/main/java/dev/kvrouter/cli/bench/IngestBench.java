@@ -64,116 +64,193 @@ final class IngestBench {
     /** One batch and where its last block must show up in Redis. */
     private record Planned(String engine, KvEventBatch batch, String lastKey, String lastField) {}
 
-    static void run(StackAddresses stack, int entries, int engines, Duration freshness, double freshnessRate,
+    /**
+     * With {@code warmUpEntries > 0} a first job drains a backlog of its own (a fresh JVM's figures:
+     * the JIT compiles much of the job's code during it) and is cancelled. Then the ceiling is
+     * measured, and a job, from empty state, drains the measured backlog (after a warm-up, a
+     * long-running job's figures); its view is then flushed and rewritten, and its freshness measured.
+     * Only the batch being produced and each engine's last one are kept, so that the bench's own data
+     * does not weigh on the collector while a job drains.
+     */
+    static void run(StackAddresses stack, int entries, int warmUpEntries, int engines, Duration freshness, double freshnessRate,
                     Map<String, String> jobOptions, PrintStream out) throws Exception {
         String id = UUID.randomUUID().toString().substring(0, 8);
-        String topics = "bench-" + id + ".";
-        String viewPrefix = "bench-" + id + ":";
         ClientConfig client = stack.client();
-        try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", stack.kafkaBootstrap())))) {
-            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
-            List<String> failures = applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(topics)));
-            if (!failures.isEmpty()) {
-                throw new IllegalStateException("could not create the bench topics: " + failures);
-            }
-        }
-        ViewLayout view = new ViewLayout(viewPrefix);
-        Workload w = new Workload(engines, view);
-        List<Planned> plan = w.batches(entries / BLOCKS_PER_BATCH, System.currentTimeMillis());
-        long total = (long) plan.size() * BLOCKS_PER_BATCH;
-        out.printf("ingest: %d block entries in %d batches of %d blocks (%d tokens each) from %d engines%n",
-                total, plan.size(), BLOCKS_PER_BATCH, BLOCK, engines);
-
         RedisClient redisClient = RedisSecurity.fromConfig(client.redis()).standaloneClient(stack.redisUrl());
-        // The job's checkpoints (and state changelog) for this run only: removed when it ends.
+        // The jobs' checkpoints (and state changelog) for this run only: removed when it ends.
         java.nio.file.Path checkpoints = java.nio.file.Files.createTempDirectory("kvr-bench-checkpoints");
-        try (StatefulRedisConnection<String, String> c = redisClient.connect()) {
+        Map<String, String> options = new java.util.LinkedHashMap<>(Map.of("job.checkpoint-dir", checkpoints.toUri().toString()));
+        options.putAll(jobOptions);
+        Pipeline warmUp = warmUpEntries > 0 ? new Pipeline(stack, "bench-" + id + "-warm", warmUpEntries, engines, options) : null;
+        Pipeline measured = new Pipeline(stack, "bench-" + id, entries, engines, options);
+        List<Pipeline> pipelines = warmUp == null ? List.of(measured) : List.of(warmUp, measured);
+        try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", stack.kafkaBootstrap())));
+             StatefulRedisConnection<String, String> c = redisClient.connect();
+             KafkaProducer<String, Object> producer = producer(stack, client)) {
             RedisCommands<String, String> redis = c.sync();
+            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
+            for (Pipeline p : pipelines) {
+                List<String> failures = applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(p.topics)));
+                if (!failures.isEmpty()) {
+                    throw new IllegalStateException("could not create the bench topics: " + failures);
+                }
+            }
+            try {
+                out.printf("ingest: %d block entries in %d batches of %d blocks (%d tokens each) from %d engines%s%n",
+                        measured.total, measured.total / BLOCKS_PER_BATCH, BLOCKS_PER_BATCH, BLOCK, engines,
+                        warmUp == null ? "" : ", after a warm-up job of " + warmUp.total + " entries in the same JVM");
 
-            // 1. The ceiling: the same entries written straight to Redis, pipelined, from one client.
-            ViewLayout raw = new ViewLayout("bench-raw-" + id + ":");
-            long memBefore = usedMemory(redis);
-            Cpu rawCpu = Cpu.now(redis);
-            long t0 = System.nanoTime();
-            rawWrite(c, raw, w.entries);
-            double rawSeconds = (System.nanoTime() - t0) / 1e9;
-            Cpu rawSpent = Cpu.now(redis).minus(rawCpu);
-            long rawBytes = usedMemory(redis) - memBefore;
-            deleteAll(redis, raw.prefix());
+                // 1. A cold JVM's job, which is the warm-up: its backlog drained, the job cancelled, its view deleted.
+                if (warmUp != null) {
+                    out.println("cold: a fresh JVM's first job (the warm-up)");
+                    warmUp.plan(false);
+                    JobClient job = warmUp.start(producer, out);
+                    try {
+                        warmUp.drain(redis, job).print(Double.NaN, out);
+                    } finally {
+                        job.cancel().get(60, TimeUnit.SECONDS);
+                    }
+                    deleteAll(redis, warmUp.view.prefix());
+                }
 
-            // 2. The pipeline: the batches produced first, then the job drains the backlog.
+                // 2. The ceiling: the measured entries written straight to Redis, pipelined, from one client.
+                measured.plan(true);
+                ViewLayout raw = new ViewLayout("bench-raw-" + id + ":");
+                long memBefore = usedMemory(redis);
+                Cpu rawCpu = Cpu.now(redis);
+                long t0 = System.nanoTime();
+                rawWrite(c, raw, measured.workload.entries);
+                double rawSeconds = (System.nanoTime() - t0) / 1e9;
+                Cpu rawSpent = Cpu.now(redis).minus(rawCpu);
+                long rawBytes = usedMemory(redis) - memBefore;
+                deleteAll(redis, raw.prefix());
+                measured.workload.keepEntries = false;
+                measured.workload.entries.clear();
+                double rawRate = measured.total / rawSeconds;
+                out.printf("%-44s %12.0f entries/s%n", "raw pipelined HSET, one client (ceiling)", rawRate);
+                out.printf("%-44s %12.1f bytes/entry%n", "Redis memory per entry, raw layout", (double) rawBytes / measured.total);
+                out.printf("%-44s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the raw writer (this JVM)",
+                        rawSpent.jvmMicros() / measured.total, rawSpent.redisMicros() / measured.total);
+
+                // 3. The measured job, from empty state, on its own topics and view.
+                out.println(warmUp == null ? "cold: a fresh JVM's first job" : "warm: a second job in the same JVM, from empty state");
+                JobClient job = measured.start(producer, out);
+                try {
+                    Drained drained = measured.drain(redis, job);
+                    drained.print(rawRate, out);
+
+                    // 4. Redis loses the view: every key of it deleted, as FLUSHALL or a Redis restarted empty
+                    //    would (the job's probe finds its resynced_ms stamp gone), then every entry written again
+                    //    from the job's state.
+                    resync(c, redis, measured.view, measured.total, rawRate, out);
+
+                    // 5. Freshness at half the measured rate: event time → visible in Redis.
+                    freshness(producer, measured.config, redis, measured.workload,
+                            freshnessRate > 0 ? freshnessRate : drained.rate() / 2, freshness, out);
+                } finally {
+                    job.cancel().get(60, TimeUnit.SECONDS);
+                }
+                deleteAll(redis, measured.view.prefix());
+            } finally {
+                // The backlogs are tens of megabytes per million entries: not left behind on the broker.
+                List<String> names = new ArrayList<>();
+                for (Pipeline p : pipelines) {
+                    TopicCatalog.bundled().withPrefix(p.topics).topics().forEach(t -> names.add(t.name()));
+                }
+                admin.deleteTopics(names).all().get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            redisClient.shutdown();
+            Directories.deleteRecursively(checkpoints);
+        }
+    }
+
+    /** One job's topics, view, workload and backlog. */
+    private static final class Pipeline {
+        final String topics;
+        final ViewLayout view;
+        final Workload workload;
+        final long total;
+        final KvRouterJobConfig config;
+        /** The backlog from {@link #plan} until it is produced; then each engine's last batch only. */
+        private List<Planned> batches = List.of();
+
+        Pipeline(StackAddresses stack, String name, int entries, int engines, Map<String, String> jobOptions) {
+            this.topics = name + ".";
+            this.view = new ViewLayout(name + ":");
+            this.workload = new Workload(engines, view);
+            this.total = (long) (entries / BLOCKS_PER_BATCH) * BLOCKS_PER_BATCH;
             Map<String, String> settings = new java.util.LinkedHashMap<>(Map.of(
                     "kafka.bootstrap", stack.kafkaBootstrap(), "schema-registry.url", stack.schemaRegistryUrl(),
                     "redis.url", stack.redisUrl(), "topics.prefix", topics, "kafka.group-id", topics + "job",
-                    "kafka.starting-offsets", "earliest", "view.key-prefix", viewPrefix,
+                    "kafka.starting-offsets", "earliest", "view.key-prefix", view.prefix(),
                     "engine.suspect-after", "5 min", "engine.dead-after", "10 min"));
-            settings.put("job.checkpoint-dir", checkpoints.toUri().toString());
             if (!stack.clientConfig().isEmpty()) {
                 settings.put("client-config", stack.clientConfig());
             }
             settings.putAll(jobOptions);
-            KvRouterJobConfig config = KvRouterJobConfig.from(settings);
-            try (KafkaProducer<String, Object> producer = producer(stack, client)) {
-                for (String engine : w.engineIds) {
-                    producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine, load(engine)));
-                }
-                long p0 = System.nanoTime();
-                for (Planned p : plan) {
-                    producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), p.engine(), p.batch()));
-                }
-                producer.flush();
-                out.printf("produced the backlog in %.1f s%n", (System.nanoTime() - p0) / 1e9);
+            this.config = KvRouterJobConfig.from(settings);
+        }
 
-                long memBeforeView = usedMemory(redis);
-                StreamExecutionEnvironment env = KvRouterJob.environment(config);
-                KvRouterJob.wire(env, config);
-                long jobStart = System.nanoTime();
-                JobClient job = env.executeAsync("bench ingest");
-                try {
-                    // The clock starts when the sink is up (its first flush writes the meta key), so the
-                    // rate covers everything after start-up: decoding, state, and the Redis writes.
-                    while (redis.exists(view.metaKey()) == 0) {
-                        bounded(jobStart, Duration.ofMinutes(3), "the view's meta key");
-                        Thread.sleep(5);
-                    }
-                    long steadyStart = System.nanoTime();
-                    Cpu drainCpu = Cpu.now(redis);
-                    ThreadCpu drainThreads = ThreadCpu.now();
-                    awaitEntries(redis, w.lastPerEngine(plan), jobStart, "the last entries");
-                    double steadySeconds = (System.nanoTime() - steadyStart) / 1e9;
-                    Cpu drainSpent = Cpu.now(redis).minus(drainCpu);
-                    ThreadCpu drainEnd = ThreadCpu.now();
-                    double allSeconds = (System.nanoTime() - jobStart) / 1e9;
-                    long viewBytes = usedMemory(redis) - memBeforeView;
-                    double rawRate = total / rawSeconds;
-                    double pipelineRate = total / steadySeconds;
-                    out.printf("%-44s %12.0f entries/s%n", "raw pipelined HSET, one client (ceiling)", rawRate);
-                    out.printf("%-44s %12.0f entries/s  (%.0f %% of the ceiling)%n", "Kafka -> Flink -> Redis, from sink start",
-                            pipelineRate, 100 * pipelineRate / rawRate);
-                    out.printf("%-44s %12.1f s (job start to last entry, start-up included)%n", "whole backlog", allSeconds);
-                    out.printf("%-44s %12.1f bytes/entry (raw layout: %.1f)%n", "Redis memory per (block, engine) entry",
-                            (double) viewBytes / total, (double) rawBytes / total);
-                    out.printf("%-44s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the job over the drain (this JVM)",
-                            drainSpent.jvmMicros() / total, drainSpent.redisMicros() / total);
-                    drainEnd.printSince(drainThreads, drainSpent.jvmMicros(), total, out);
-                    out.printf("%-44s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the raw writer (this JVM)",
-                            rawSpent.jvmMicros() / total, rawSpent.redisMicros() / total);
+        /** Makes the backlog; {@code keepEntries}: the workload also keeps every entry, for the raw writer. */
+        void plan(boolean keepEntries) {
+            workload.keepEntries = keepEntries;
+            batches = workload.batches((int) (total / BLOCKS_PER_BATCH), System.currentTimeMillis());
+        }
 
-                    // 3. Redis loses the view: every key of it deleted, as FLUSHALL or a Redis restarted empty
-                    //    would (the job's probe finds its resynced_ms stamp gone), then every entry written again
-                    //    from the job's state.
-                    resync(c, redis, view, total, rawRate, out);
-
-                    // 4. Freshness at half the measured rate: event time → visible in Redis.
-                    freshness(producer, config, redis, w, freshnessRate > 0 ? freshnessRate : pipelineRate / 2, freshness, out);
-                } finally {
-                    job.cancel().get(60, TimeUnit.SECONDS);
-                }
+        /** Produces the whole backlog (the engines' load reports first), then starts the job on it. */
+        JobClient start(KafkaProducer<String, Object> producer, PrintStream out) throws Exception {
+            for (String engine : workload.engineIds) {
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine, load(engine)));
             }
-            deleteAll(redis, viewPrefix);
-        } finally {
-            redisClient.shutdown();
-            Directories.deleteRecursively(checkpoints);
+            long p0 = System.nanoTime();
+            for (Planned p : batches) {
+                producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), p.engine(), p.batch()));
+            }
+            producer.flush();
+            batches = workload.lastPerEngine(batches);
+            out.printf("  produced the backlog in %.1f s%n", (System.nanoTime() - p0) / 1e9);
+            StreamExecutionEnvironment env = KvRouterJob.environment(config);
+            KvRouterJob.wire(env, config);
+            return env.executeAsync("bench ingest " + topics);
+        }
+
+        /** Waits for the backlog's last entries, timing the drain from the sink's first write (the meta key). */
+        Drained drain(RedisCommands<String, String> redis, JobClient job) throws Exception {
+            long jobStart = System.nanoTime();
+            long memBefore = usedMemory(redis);
+            while (redis.exists(view.metaKey()) == 0) {
+                bounded(jobStart, Duration.ofMinutes(3), "the view's meta key");
+                Thread.sleep(5);
+            }
+            long steadyStart = System.nanoTime();
+            Cpu cpu = Cpu.now(redis);
+            ThreadCpu threads = ThreadCpu.now();
+            awaitEntries(redis, batches, jobStart, "the last entries");
+            double seconds = (System.nanoTime() - steadyStart) / 1e9;
+            Cpu spent = Cpu.now(redis).minus(cpu);
+            ThreadCpu threadsEnd = ThreadCpu.now();
+            return new Drained(total, seconds, (System.nanoTime() - jobStart) / 1e9, usedMemory(redis) - memBefore,
+                    spent, threads, threadsEnd);
+        }
+    }
+
+    /** What one drain measured. */
+    private record Drained(long entries, double seconds, double allSeconds, long viewBytes, Cpu cpu, ThreadCpu threadsBefore,
+                           ThreadCpu threadsAfter) {
+        double rate() {
+            return entries / seconds;
+        }
+
+        /** {@code rawRate}: the ceiling, NaN when not measured yet. */
+        void print(double rawRate, PrintStream out) {
+            out.printf("  %-42s %12.0f entries/s%s%n", "Kafka -> Flink -> Redis, from sink start", rate(),
+                    Double.isNaN(rawRate) ? "" : String.format("  (%.0f %% of the ceiling)", 100 * rate() / rawRate));
+            out.printf("  %-42s %12.1f s (job start to last entry, start-up included)%n", "whole backlog", allSeconds);
+            out.printf("  %-42s %12.1f bytes/entry%n", "Redis memory per (block, engine) entry", (double) viewBytes / entries);
+            out.printf("  %-42s %12.1f us/entry (Redis %.1f us/entry)%n", "CPU, the job over the drain (this JVM)",
+                    cpu.jvmMicros() / entries, cpu.redisMicros() / entries);
+            threadsAfter.printSince(threadsBefore, cpu.jvmMicros(), entries, out);
         }
     }
 
@@ -214,12 +291,16 @@ final class IngestBench {
     /**
      * CPU time of each of this JVM's threads (ThreadMXBean), grouped by what they run: a Flink task by
      * its chain's name (every subtask together), Lettuce's and Kafka's I/O threads by kind, so the
-     * job's CPU per entry can be read operator by operator. What no thread accounts for — garbage
-     * collection, the JIT compiler, the JVM's own — is the process's CPU less the threads' sum; the
-     * compiler's and the collectors' own elapsed milliseconds are kept beside it.
+     * job's CPU per entry can be read operator by operator. The JIT compiler's and the garbage
+     * collector's threads, which the JVM does not list, are read from {@code /proc/self/task} (Linux);
+     * what is left of the process's CPU is the JVM's own (and, elsewhere than Linux, those two too).
      */
-    private record ThreadCpu(Map<Long, Long> nanos, Map<Long, String> names, long compileMs, long gcMs) {
+    private record ThreadCpu(Map<Long, Long> nanos, Map<Long, String> names, Map<String, Long> unlistedNanos) {
         private static final Pattern SUBTASK = Pattern.compile(" \\(\\d+/\\d+\\)#\\d+$");
+        private static final String JIT = "the JIT compiler's threads";
+        private static final String GC = "the garbage collector's threads";
+        /** /proc reports CPU in USER_HZ ticks, 100 a second on every Linux the JDK runs on. */
+        private static final long NANOS_PER_TICK = 10_000_000L;
 
         static ThreadCpu now() {
             ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -232,7 +313,7 @@ final class IngestBench {
                     names.put(info.getThreadId(), info.getThreadName());
                 }
             }
-            return new ThreadCpu(nanos, names, compileMsSoFar(), gcMsSoFar());
+            return new ThreadCpu(nanos, names, unlistedSoFar());
         }
 
         /** Nanoseconds per group since {@code before}; a thread started since counts from zero (one that ended is lost). */
@@ -264,8 +345,7 @@ final class IngestBench {
 
         /**
          * Since {@code before}: the groups, largest first, those under 0.3 us/entry summed as one; then
-         * what no thread accounts for, with the JIT compiler's and the collector's elapsed time beside
-         * it (their own accounting, wall milliseconds: they run on threads the JVM hides).
+         * the JIT compiler's and the collector's threads, and what no thread accounts for.
          */
         void printSince(ThreadCpu before, double processMicros, long entries, PrintStream out) {
             out.println("  of which, by thread (us/entry):");
@@ -283,22 +363,45 @@ final class IngestBench {
                 }
             }
             out.printf("    %-68s %6.1f%n", "every smaller group", smallNanos / 1e3 / entries);
-            out.printf("    %-68s %6.1f  (JIT compiling %d ms, GC %d ms)%n", "no thread's: JIT, GC, the JVM's own (process less threads)",
-                    Math.max(0, processMicros - threadsNanos / 1e3) / entries, compileMs - before.compileMs, gcMs - before.gcMs);
-        }
-
-        /** Milliseconds the JIT compiler and the garbage collectors report so far. */
-        private static long compileMsSoFar() {
-            var jit = ManagementFactory.getCompilationMXBean();
-            return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
-        }
-
-        private static long gcMsSoFar() {
-            long ms = 0;
-            for (var gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-                ms += Math.max(0, gc.getCollectionTime());
+            for (String unlisted : List.of(JIT, GC)) {
+                if (unlistedNanos.containsKey(unlisted)) {
+                    long spent = unlistedNanos.get(unlisted) - before.unlistedNanos.getOrDefault(unlisted, 0L);
+                    threadsNanos += spent;
+                    out.printf("    %-68s %6.1f%n", unlisted + " (/proc)", spent / 1e3 / entries);
+                }
             }
-            return ms;
+            out.printf("    %-68s %6.1f%n", unlistedNanos.isEmpty() ? "no listed thread's: the JIT, GC, the JVM's own"
+                            : "no thread's above: the JVM's own (process less every thread)",
+                    Math.max(0, processMicros - threadsNanos / 1e3) / entries);
+        }
+
+        /** CPU nanoseconds of the JIT compiler's and the collector's threads so far; empty where /proc is not. */
+        private static Map<String, Long> unlistedSoFar() {
+            Map<String, Long> groups = new HashMap<>();
+            java.nio.file.Path tasks = java.nio.file.Path.of("/proc/self/task");
+            if (!java.nio.file.Files.isDirectory(tasks)) {
+                return groups;
+            }
+            try (var each = java.nio.file.Files.newDirectoryStream(tasks)) {
+                for (java.nio.file.Path task : each) {
+                    try {
+                        String comm = java.nio.file.Files.readString(task.resolve("comm")).trim();
+                        String group = comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre") ? JIT
+                                : comm.startsWith("GC Thread") || comm.startsWith("G1 ") ? GC : null;
+                        if (group != null) {
+                            // utime and stime are the 14th and 15th fields, the 12th and 13th after the name's ')'.
+                            String stat = java.nio.file.Files.readString(task.resolve("stat"));
+                            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                            groups.merge(group, (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * NANOS_PER_TICK, Long::sum);
+                        }
+                    } catch (java.io.IOException | RuntimeException endedMeanwhile) {
+                        // A compiler thread the JVM stopped between the listing and the read: its CPU is lost.
+                    }
+                }
+            } catch (java.io.IOException unreadable) {
+                return Map.of();
+            }
+            return groups;
         }
     }
 
@@ -382,7 +485,8 @@ final class IngestBench {
     /** Engines, their prompts, and every canonical entry the batches will produce. */
     private static final class Workload {
         final List<String> engineIds = new ArrayList<>();
-        final List<String[]> entries = new ArrayList<>(); // key, field, value
+        final List<String[]> entries = new ArrayList<>(); // key, field, value; only while keepEntries
+        boolean keepEntries;
         private final ViewLayout view;
         private final CanonicalBlockHasher hasher = new CanonicalBlockHasher(BLOCK);
         private final Random random = new Random(11);
@@ -413,8 +517,10 @@ final class IngestBench {
                         for (int t = k * BLOCK; t < (k + 1) * BLOCK; t++) {
                             tokens.add(prompt[t]);
                         }
-                        entries.add(new String[] {view.groupKey(ViewLayout.tag(chain, k + 1, 2)), ViewLayout.hex(chain[k]),
-                                ViewLayout.holder(engine, tsMs, 0)});
+                        if (keepEntries) {
+                            entries.add(new String[] {view.groupKey(ViewLayout.tag(chain, k + 1, 2)), ViewLayout.hex(chain[k]),
+                                    ViewLayout.holder(engine, tsMs, 0)});
+                        }
                     }
                     BlockStored stored = BlockStored.newBuilder().setBlockHashes(hashes)
                             .setParentBlockHash(b == 0 ? null : BlockHashes.ofUnsigned64(chain[b * BLOCKS_PER_BATCH - 1] ^ e))
