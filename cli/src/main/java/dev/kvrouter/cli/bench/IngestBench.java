@@ -448,11 +448,14 @@ final class IngestBench {
 
     private static void resync(StatefulRedisConnection<String, String> c, RedisCommands<String, String> redis, ViewLayout view,
                                long total, double rawRate, PrintStream out) throws Exception {
-        deleteAll(redis, view.prefix());
+        // The meta key last: its stamp gone is what the job notices, and a job that began writing the
+        // view again while the bench still deleted would see its writes deleted behind it.
+        deleteAll(redis, view.prefix(), view.metaKey());
+        redis.del(view.metaKey());
         long start = System.nanoTime();
         long back;
         while ((back = blockEntries(c, view)) < total) {
-            bounded(start, Duration.ofMinutes(2), "the view written again from state");
+            bounded(start, Duration.ofMinutes(2), "the view written again from state (" + back + " of " + total + " entries back)");
             Thread.sleep(50);
         }
         double seconds = (System.nanoTime() - start) / 1e9;
@@ -575,11 +578,15 @@ final class IngestBench {
         throw new IllegalStateException("INFO memory has no used_memory");
     }
 
-    private static void deleteAll(RedisCommands<String, String> redis, String prefix) {
+    private static void deleteAll(RedisCommands<String, String> redis, String prefix, String... except) {
         ScanIterator<String> keys = ScanIterator.scan(redis, ScanArgs.Builder.matches(prefix + "*").limit(1000));
+        List<String> kept = List.of(except);
         List<String> batch = new ArrayList<>();
         while (keys.hasNext()) {
-            batch.add(keys.next());
+            String key = keys.next();
+            if (!kept.contains(key)) {
+                batch.add(key);
+            }
             if (batch.size() == 1000) {
                 redis.del(batch.toArray(String[]::new));
                 batch.clear();
