@@ -115,4 +115,52 @@ class NoKryoTest {
         }
         assertThat(in.available()).as("every byte read back").isZero();
     }
+
+    @Test
+    void blocksKeptInStateShareTheirEnginesNameAndAnEmptyPartialChunk() throws Exception {
+        // Every location update crossing the network, and every holder restored from a snapshot,
+        // arrives with strings of its own: the names must come back as one copy per engine, not two
+        // strings per block held for as long as the block is.
+        SerializerConfigImpl config = new SerializerConfigImpl();
+        List<LocationUpdate> updates = List.of(
+                LocationUpdate.store(1, 1, new String("engine-7".toCharArray()), 2, 3, 4, new String("GPU".toCharArray()), 5),
+                LocationUpdate.store(6, 6, new String("engine-7".toCharArray()), 7, 8, 9, new String("GPU".toCharArray()), 10));
+        List<LocationUpdate> updatesBack = roundTrip(TypeInformation.of(LocationUpdate.class).createSerializer(config), updates);
+        assertThat(updatesBack.get(0).engine).isEqualTo("engine-7").isSameAs(updatesBack.get(1).engine);
+        assertThat(updatesBack.get(0).medium).isEqualTo("GPU").isSameAs(updatesBack.get(1).medium);
+
+        Holder first = new Holder();
+        first.engine = new String("engine-7".toCharArray());
+        first.medium = new String("GPU".toCharArray());
+        Holder second = new Holder();
+        second.engine = new String("engine-7".toCharArray());
+        second.medium = new String("GPU".toCharArray());
+        List<Holder> holdersBack = roundTrip(TypeInformation.of(Holder.class).createSerializer(config), List.of(first, second));
+        assertThat(holdersBack.get(0).engine).isSameAs(holdersBack.get(1).engine).isSameAs(updatesBack.get(0).engine);
+        assertThat(holdersBack.get(0).medium).isSameAs(holdersBack.get(1).medium);
+
+        EngineBlock onBoundary = new EngineBlock();
+        onBoundary.partial = new int[0];
+        EngineBlock withTokens = new EngineBlock();
+        withTokens.partial = new int[] {1, 2};
+        List<EngineBlock> blocksBack = roundTrip(TypeInformation.of(EngineBlock.class).createSerializer(config),
+                List.of(onBoundary, withTokens, new EngineBlock()));
+        assertThat(blocksBack.get(0).partial).isSameAs(EngineBlock.NO_PARTIAL);
+        assertThat(blocksBack.get(1).partial).containsExactly(1, 2);
+        assertThat(blocksBack.get(2).partial).isNull();
+    }
+
+    private static <T> List<T> roundTrip(org.apache.flink.api.common.typeutils.TypeSerializer<T> serializer, List<T> values)
+            throws Exception {
+        var out = new org.apache.flink.core.memory.DataOutputSerializer(64);
+        for (T value : values) {
+            serializer.serialize(value, out);
+        }
+        var in = new org.apache.flink.core.memory.DataInputDeserializer(out.getCopyOfBuffer());
+        List<T> back = new java.util.ArrayList<>();
+        for (int i = 0; i < values.size(); i++) {
+            back.add(serializer.deserialize(in));
+        }
+        return back;
+    }
 }

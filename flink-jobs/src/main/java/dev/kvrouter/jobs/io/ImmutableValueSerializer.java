@@ -104,6 +104,16 @@ public abstract class ImmutableValueSerializer<T> extends TypeSerializerSingleto
     }
 
     /**
+     * A string that names one of few things (an engine, a storage medium) as the JVM's one copy of
+     * it ({@link String#intern}): a holder kept in state for every block then shares it instead of
+     * owning two strings, which the collector copies and marks for as long as the block is held.
+     */
+    protected static String readName(DataInputView in) throws IOException {
+        String name = readString(in);
+        return name == null ? null : name.intern();
+    }
+
+    /**
      * A string of any length as its UTF-8 bytes, or null: one bulk copy each way for the ASCII text
      * of the view's keys and values, where writeUTF (and Flink's StringValue, with a thread-local
      * buffer per read) go character by character and writeUTF stops at 64 KB.

@@ -115,14 +115,14 @@ public class LocationUpdate {
             LocationUpdate u = new LocationUpdate();
             u.blockHash = in.readLong();
             u.tag = in.readLong();
-            u.engine = readString(in);
+            u.engine = readName(in);
             int flags = in.readByte();
             u.stored = (flags & 1) != 0;
             u.confirmed = (flags & 2) != 0;
             u.storedAtMs = in.readLong();
             u.epoch = in.readLong();
             u.expireAtMs = in.readLong();
-            u.medium = readString(in);
+            u.medium = readName(in);
             u.eventTimeMs = in.readLong();
             u.cause = readString(in);
             return u;

@@ -225,7 +225,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
             tip = hasher.root(batch.getModel(), s.getLoraName());
             depth = 0;
             anchor = 0;
-            partial = new int[0];
+            partial = EngineBlock.NO_PARTIAL;
         } else {
             EngineBlock parent = blocks.get(Validation.engineHashKey(s.getParentBlockHash()));
             if (parent == null) {
@@ -270,7 +270,8 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
                     expiredOnArrival.inc();
                 }
             }
-            partial = Arrays.copyOfRange(buffer, full * chunkTokens, buffer.length);
+            partial = full * chunkTokens == buffer.length ? EngineBlock.NO_PARTIAL
+                    : Arrays.copyOfRange(buffer, full * chunkTokens, buffer.length);
             EngineBlock block = new EngineBlock();
             block.canonical = canonical;
             block.tags = tags;

@@ -35,6 +35,9 @@ public class EngineBlock {
     public int[] partial;
     public long storedAtMs;
 
+    /** No partial chunk: one array for every block that ends on a chunk boundary (values are never changed). */
+    public static final int[] NO_PARTIAL = new int[0];
+
     public EngineBlock() {}
 
     public static final class Factory extends TypeInfoFactory<EngineBlock> {
@@ -72,6 +75,9 @@ public class EngineBlock {
             b.depth = in.readInt();
             b.anchor = in.readLong();
             b.partial = readInts(in);
+            if (b.partial != null && b.partial.length == 0) {
+                b.partial = NO_PARTIAL;
+            }
             b.storedAtMs = in.readLong();
             return b;
         }

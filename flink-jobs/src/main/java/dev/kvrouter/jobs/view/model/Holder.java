@@ -59,11 +59,11 @@ public class Holder {
         @Override
         public Holder deserialize(DataInputView in) throws IOException {
             Holder h = new Holder();
-            h.engine = readString(in);
+            h.engine = readName(in);
             h.storedAtMs = in.readLong();
             h.epoch = in.readLong();
             h.expireAtMs = in.readLong();
-            h.medium = readString(in);
+            h.medium = readName(in);
             h.version = in.readLong();
             h.tag = in.readLong();
             return h;
