@@ -38,13 +38,17 @@ public final class BenchCommand {
 
     @Command(name = "ingest", mixinStandardHelpOptions = true,
             description = "Block-entry updates/s through Kafka -> Flink -> Redis beside raw pipelined Redis writes of the same "
-                    + "entries; CPU-us per entry of the job, cold (a fresh JVM's first job) and warm (a second one in the same JVM) (and of its threads, grouped by task), of the raw writer and of Redis "
-                    + "(process and thread accounting); Redis bytes "
-                    + "per entry; how long the view takes to come back after its keys are flushed; freshness (event time -> "
-                    + "visible) at half the measured rate.")
+                    + "entries; CPU-us per entry of the job on a fresh JVM's first job and on a warm one, thread by thread (its "
+                    + "tasks, its I/O, the JIT compiler, the collector), beside the raw writer's and Redis's (process and thread "
+                    + "accounting); Redis bytes per entry; how long the view takes to come back after its keys are flushed; "
+                    + "freshness (event time -> visible) at half the measured rate, and what its late samples waited through "
+                    + "(collector pauses, checkpoints).")
     static final class Ingest implements Callable<Integer> {
         @Option(names = "--entries", defaultValue = "200000", description = "Block entries to ingest (default: ${DEFAULT-VALUE}).")
         int entries;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
 
         @Option(names = "--warm-up-entries", defaultValue = "200000",
                 description = "Block entries a first job drains before the measured one, in the same JVM, so that the measured "
@@ -67,6 +71,22 @@ public final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
+            List<String> problems = new java.util.ArrayList<>();
+            if (entries < 16) {
+                problems.add("--entries " + entries + ": give at least 16 (one batch of 16 blocks)");
+            }
+            if (warmUpEntries != 0 && warmUpEntries < 16) {
+                problems.add("--warm-up-entries " + warmUpEntries + ": give 0 (no warm-up) or at least 16");
+            }
+            if (engines < 1) {
+                problems.add("--engines " + engines + ": give at least 1");
+            }
+            if (freshnessSeconds < 1) {
+                problems.add("--freshness-seconds " + freshnessSeconds + ": give at least 1");
+            }
+            if (!problems.isEmpty()) {
+                throw new CommandLine.ParameterException(spec.commandLine(), String.join("; ", problems));
+            }
             Benchmarks.ingest(StackAddresses.toMeasure(), entries, warmUpEntries, engines, Duration.ofSeconds(freshnessSeconds), freshnessRate, jobOptions, System.out);
             return 0;
         }

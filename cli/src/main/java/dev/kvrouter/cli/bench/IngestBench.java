@@ -145,8 +145,8 @@ final class IngestBench {
                     resync(c, redis, measured.view, measured.total, rawRate, out);
 
                     // 5. Freshness at half the measured rate: event time → visible in Redis.
-                    freshness(producer, measured.config, redis, measured.workload,
-                            freshnessRate > 0 ? freshnessRate : drained.rate() / 2, freshness, out);
+                    freshness(producer, measured.config, c, measured.workload,
+                            freshnessRate > 0 ? freshnessRate : drained.rate() / 2, freshness, checkpoints, out);
                 } finally {
                     job.cancel().get(60, TimeUnit.SECONDS);
                 }
@@ -405,45 +405,194 @@ final class IngestBench {
         }
     }
 
-    private static void freshness(KafkaProducer<String, Object> producer, KvRouterJobConfig config, RedisCommands<String, String> redis,
-                                  Workload w, double entriesPerSecond, Duration length, PrintStream out) throws Exception {
+    private static void freshness(KafkaProducer<String, Object> producer, KvRouterJobConfig config, StatefulRedisConnection<String, String> c,
+                                  Workload w, double entriesPerSecond, Duration length, java.nio.file.Path checkpoints, PrintStream out)
+            throws Exception {
         double batchesPerSecond = entriesPerSecond / BLOCKS_PER_BATCH;
         long intervalNanos = (long) (1e9 / batchesPerSecond);
         Percentiles lag = new Percentiles();
         List<Planned> pending = new ArrayList<>();
+        List<long[]> late = new ArrayList<>(); // event time, visible, of each sample over LATE_MS
+        Stalls stalls = new Stalls(checkpoints);
         long start = System.nanoTime();
+        long sampleFrom = start + LEAD_IN.toNanos();
         long next = start;
         int sent = 0;
         // Neither loop may spin: a busy producer or poller would take a core and Redis time from
-        // the pipeline being measured. Sends are paced; each sample is polled once a millisecond.
-        while (System.nanoTime() - start < length.toNanos()) {
+        // the pipeline being measured. Sends are paced; the samples are polled once a millisecond.
+        while (System.nanoTime() - sampleFrom < length.toNanos()) {
             long now = System.nanoTime();
             while (now >= next) {
                 Planned p = w.batches(1, System.currentTimeMillis()).get(0);
                 producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.KV_EVENTS), p.engine(), p.batch()));
-                if (sent++ % 5 == 0) {
+                if (sent++ % 5 == 0 && now >= sampleFrom) {
                     pending.add(p);
                 }
                 next += intervalNanos;
             }
-            while (!pending.isEmpty() && redis.hexists(pending.get(0).lastKey(), pending.get(0).lastField()) == Boolean.TRUE) {
-                lag.add((System.currentTimeMillis() - pending.get(0).batch().getTsMs()) * 1_000_000L);
-                pending.remove(0);
-            }
+            collectVisible(c, pending, lag, late);
+            stalls.look();
             Thread.sleep(1);
         }
         long drainUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!pending.isEmpty() && System.nanoTime() < drainUntil) {
-            if (redis.hexists(pending.get(0).lastKey(), pending.get(0).lastField()) == Boolean.TRUE) {
-                lag.add((System.currentTimeMillis() - pending.get(0).batch().getTsMs()) * 1_000_000L);
-                pending.remove(0);
-            } else {
-                Thread.sleep(1);
-            }
+            collectVisible(c, pending, lag, late);
+            Thread.sleep(1);
         }
         out.printf("freshness at %.0f entries/s, %d samples: p50 %.0f ms, p99 %.0f ms%s%n",
                 entriesPerSecond, lag.count(), lag.micros(0.5) / 1000, lag.micros(0.99) / 1000,
                 pending.isEmpty() ? "" : " (" + pending.size() + " samples never became visible within 30 s)");
+        stalls.close();
+        stalls.explain(late, out);
+    }
+
+    /** A sample later than this is explained by what it waited through. */
+    private static final long LATE_MS = 100;
+    /**
+     * The freshness run produces this long before it samples: it follows the view's flush and
+     * rewrite, whose wake (the changelog of a million entries, the collector) is not the steady state.
+     */
+    private static final Duration LEAD_IN = Duration.ofSeconds(3);
+
+    /** Samples checked per poll, oldest first: bounded, so a stalled pipeline does not make the poll a load of its own. */
+    private static final int CHECKED_PER_POLL = 64;
+
+    /**
+     * Takes every sample now visible out of {@code pending}, whatever its place: the engines'
+     * partitions do not drain in step, so a sample behind a late one is timed when it shows up, not
+     * when the late one does. One pipelined round trip of HEXISTS.
+     */
+    private static void collectVisible(StatefulRedisConnection<String, String> c, List<Planned> pending, Percentiles lag,
+                                       List<long[]> late) throws Exception {
+        if (pending.isEmpty()) {
+            return;
+        }
+        List<Planned> checked = new ArrayList<>(pending.subList(0, Math.min(CHECKED_PER_POLL, pending.size())));
+        List<RedisFuture<Boolean>> answers = new ArrayList<>(checked.size());
+        var async = c.async();
+        c.setAutoFlushCommands(false);
+        try {
+            for (Planned p : checked) {
+                answers.add(async.hexists(p.lastKey(), p.lastField()));
+            }
+            c.flushCommands();
+        } finally {
+            c.setAutoFlushCommands(true);
+        }
+        for (int i = 0; i < checked.size(); i++) {
+            if (answers.get(i).get(10, TimeUnit.SECONDS) == Boolean.TRUE) {
+                sample(checked.get(i), lag, late);
+                Planned visible = checked.get(i);
+                pending.removeIf(p -> p == visible);
+            }
+        }
+    }
+
+    private static void sample(Planned visible, Percentiles lag, List<long[]> late) {
+        long now = System.currentTimeMillis();
+        long eventTime = visible.batch().getTsMs();
+        lag.add((now - eventTime) * 1_000_000L);
+        if (now - eventTime > LATE_MS) {
+            late.add(new long[] {eventTime, now});
+        }
+    }
+
+    /**
+     * What a late freshness sample may have waited through, as wall-clock instants: the collector's
+     * pauses (the JVM's notifications; the job runs in this JVM) and checkpoints (each one's directory
+     * appears under the checkpoint directory when it is triggered; looked for every 50 ms).
+     */
+    private static final class Stalls implements AutoCloseable {
+        /** Pauses this long or longer count. */
+        private static final long PAUSE_MS = 10;
+        /** A pause counts for a sample whose event time is this soon after it ended (the backlog it left), or earlier. */
+        private static final long PAUSE_REACH_MS = 500;
+        /** A checkpoint counts for a sample whose event time is this soon before it started, or later. */
+        private static final long CHECKPOINT_REACH_MS = 1000;
+        private final java.nio.file.Path checkpoints;
+        private final List<long[]> pauses = java.util.Collections.synchronizedList(new ArrayList<>()); // start, end
+        private final Map<String, Long> checkpointStarts = new HashMap<>();
+        private final List<Runnable> removals = new ArrayList<>();
+        private long lastLook;
+
+        Stalls(java.nio.file.Path checkpoints) throws java.io.IOException {
+            this.checkpoints = checkpoints;
+            look(0); // checkpoints begun before: at time 0, which no sample reaches
+            long jvmStart = ManagementFactory.getRuntimeMXBean().getStartTime();
+            for (var gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                if (gc instanceof javax.management.NotificationEmitter emitter) {
+                    javax.management.NotificationListener listener = (notification, handback) -> {
+                        if (com.sun.management.GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION.equals(notification.getType())) {
+                            var info = com.sun.management.GarbageCollectionNotificationInfo.from(
+                                    (javax.management.openmbean.CompositeData) notification.getUserData());
+                            // A concurrent cycle (a collector that says so in its name) is no pause.
+                            if (!info.getGcName().contains("Concurrent") && info.getGcInfo().getDuration() >= PAUSE_MS) {
+                                pauses.add(new long[] {jvmStart + info.getGcInfo().getStartTime(), jvmStart + info.getGcInfo().getEndTime()});
+                            }
+                        }
+                    };
+                    emitter.addNotificationListener(listener, null, null);
+                    removals.add(() -> {
+                        try {
+                            emitter.removeNotificationListener(listener);
+                        } catch (javax.management.ListenerNotFoundException gone) {
+                            // already removed
+                        }
+                    });
+                }
+            }
+        }
+
+        /** Notes the checkpoints triggered since the last look (at most every 50 ms). */
+        void look() throws java.io.IOException {
+            long now = System.currentTimeMillis();
+            if (now - lastLook >= 50) {
+                lastLook = now;
+                look(now);
+            }
+        }
+
+        private void look(long now) throws java.io.IOException {
+            try (var jobs = java.nio.file.Files.newDirectoryStream(checkpoints)) {
+                for (java.nio.file.Path job : jobs) {
+                    if (java.nio.file.Files.isDirectory(job)) {
+                        try (var each = java.nio.file.Files.newDirectoryStream(job, "chk-*")) {
+                            each.forEach(chk -> checkpointStarts.putIfAbsent(chk.toString(), now));
+                        }
+                    }
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            removals.forEach(Runnable::run);
+        }
+
+        void explain(List<long[]> late, PrintStream out) {
+            List<long[]> seen;
+            synchronized (pauses) {
+                seen = new ArrayList<>(pauses);
+            }
+            int pause = 0;
+            int checkpoint = 0;
+            int both = 0;
+            for (long[] sample : late) {
+                boolean inPause = seen.stream().anyMatch(p -> p[1] + PAUSE_REACH_MS > sample[0] && p[0] < sample[1]);
+                boolean afterCheckpoint = checkpointStarts.values().stream()
+                        .anyMatch(t -> t >= sample[0] - CHECKPOINT_REACH_MS && t <= sample[1]);
+                both += inPause && afterCheckpoint ? 1 : 0;
+                pause += inPause && !afterCheckpoint ? 1 : 0;
+                checkpoint += afterCheckpoint && !inPause ? 1 : 0;
+            }
+            long longest = seen.stream().mapToLong(p -> p[1] - p[0]).max().orElse(0);
+            out.printf("  samples over %d ms: %d — after a collector pause (ended up to %d ms before the event) only %d, after a "
+                            + "checkpoint began (up to %d ms before the event) only %d, both %d, neither %d; pauses of %d ms or more: "
+                            + "%d (longest %d ms), checkpoints begun: %d%n",
+                    LATE_MS, late.size(), PAUSE_REACH_MS, pause, CHECKPOINT_REACH_MS, checkpoint, both,
+                    late.size() - pause - checkpoint - both, PAUSE_MS, seen.size(), longest,
+                    checkpointStarts.values().stream().filter(t -> t > 0).count());
+        }
     }
 
     private static void resync(StatefulRedisConnection<String, String> c, RedisCommands<String, String> redis, ViewLayout view,
