@@ -146,7 +146,7 @@ final class IngestBench {
 
                     // 5. Freshness at half the measured rate: event time → visible in Redis.
                     freshness(producer, measured.config, c, measured.workload,
-                            freshnessRate > 0 ? freshnessRate : drained.rate() / 2, freshness, checkpoints, out);
+                            freshnessRate > 0 ? freshnessRate : drained.rate() / 2, freshness, out);
                 } finally {
                     job.cancel().get(60, TimeUnit.SECONDS);
                 }
@@ -406,14 +406,25 @@ final class IngestBench {
     }
 
     private static void freshness(KafkaProducer<String, Object> producer, KvRouterJobConfig config, StatefulRedisConnection<String, String> c,
-                                  Workload w, double entriesPerSecond, Duration length, java.nio.file.Path checkpoints, PrintStream out)
-            throws Exception {
-        double batchesPerSecond = entriesPerSecond / BLOCKS_PER_BATCH;
-        long intervalNanos = (long) (1e9 / batchesPerSecond);
+                                  Workload w, double entriesPerSecond, Duration length, PrintStream out) throws Exception {
         Percentiles lag = new Percentiles();
         List<Planned> pending = new ArrayList<>();
         List<long[]> late = new ArrayList<>(); // event time, visible, of each sample over LATE_MS
-        Stalls stalls = new Stalls(checkpoints);
+        try (Stalls stalls = new Stalls(localDirectory(config.runtime().checkpointDir()))) {
+            sampleFreshness(producer, config, c, w, entriesPerSecond, length, lag, pending, late, stalls);
+            out.printf("freshness at %.0f entries/s, %d samples: p50 %.0f ms, p99 %.0f ms%s%n",
+                    entriesPerSecond, lag.count(), lag.micros(0.5) / 1000, lag.micros(0.99) / 1000,
+                    pending.isEmpty() ? "" : " (" + pending.size() + " samples never became visible within 30 s)");
+            stalls.explain(late, out);
+        }
+    }
+
+    private static void sampleFreshness(KafkaProducer<String, Object> producer, KvRouterJobConfig config,
+                                        StatefulRedisConnection<String, String> c, Workload w, double entriesPerSecond,
+                                        Duration length, Percentiles lag, List<Planned> pending, List<long[]> late, Stalls stalls)
+            throws Exception {
+        double batchesPerSecond = entriesPerSecond / BLOCKS_PER_BATCH;
+        long intervalNanos = (long) (1e9 / batchesPerSecond);
         long start = System.nanoTime();
         long sampleFrom = start + LEAD_IN.toNanos();
         long next = start;
@@ -439,11 +450,16 @@ final class IngestBench {
             collectVisible(c, pending, lag, late);
             Thread.sleep(1);
         }
-        out.printf("freshness at %.0f entries/s, %d samples: p50 %.0f ms, p99 %.0f ms%s%n",
-                entriesPerSecond, lag.count(), lag.micros(0.5) / 1000, lag.micros(0.99) / 1000,
-                pending.isEmpty() ? "" : " (" + pending.size() + " samples never became visible within 30 s)");
-        stalls.close();
-        stalls.explain(late, out);
+    }
+
+    /** The job's checkpoint directory where it is a local one (the bench's own, unless -D job.checkpoint-dir says otherwise); else null. */
+    private static java.nio.file.Path localDirectory(String uri) {
+        try {
+            java.net.URI parsed = java.net.URI.create(uri);
+            return "file".equals(parsed.getScheme()) ? java.nio.file.Path.of(parsed) : null;
+        } catch (IllegalArgumentException notAUri) {
+            return null;
+        }
     }
 
     /** A sample later than this is explained by what it waited through. */
@@ -506,9 +522,10 @@ final class IngestBench {
         /** Pauses this long or longer count. */
         private static final long PAUSE_MS = 10;
         /** A pause counts for a sample whose event time is this soon after it ended (the backlog it left), or earlier. */
-        private static final long PAUSE_REACH_MS = 500;
+        private static final long PAUSE_REACH_MS = 1000;
         /** A checkpoint counts for a sample whose event time is this soon before it started, or later. */
         private static final long CHECKPOINT_REACH_MS = 1000;
+        /** Where checkpoints are looked for; null: not watched (not a local directory). */
         private final java.nio.file.Path checkpoints;
         private final List<long[]> pauses = java.util.Collections.synchronizedList(new ArrayList<>()); // start, end
         private final Map<String, Long> checkpointStarts = new HashMap<>();
@@ -553,6 +570,9 @@ final class IngestBench {
         }
 
         private void look(long now) throws java.io.IOException {
+            if (checkpoints == null || !java.nio.file.Files.isDirectory(checkpoints)) {
+                return;
+            }
             try (var jobs = java.nio.file.Files.newDirectoryStream(checkpoints)) {
                 for (java.nio.file.Path job : jobs) {
                     if (java.nio.file.Files.isDirectory(job)) {
@@ -588,10 +608,11 @@ final class IngestBench {
             long longest = seen.stream().mapToLong(p -> p[1] - p[0]).max().orElse(0);
             out.printf("  samples over %d ms: %d — after a collector pause (ended up to %d ms before the event) only %d, after a "
                             + "checkpoint began (up to %d ms before the event) only %d, both %d, neither %d; pauses of %d ms or more: "
-                            + "%d (longest %d ms), checkpoints begun: %d%n",
+                            + "%d (longest %d ms), checkpoints begun: %s%n",
                     LATE_MS, late.size(), PAUSE_REACH_MS, pause, CHECKPOINT_REACH_MS, checkpoint, both,
                     late.size() - pause - checkpoint - both, PAUSE_MS, seen.size(), longest,
-                    checkpointStarts.values().stream().filter(t -> t > 0).count());
+                    checkpoints == null ? "not watched (not a local directory)"
+                            : Long.toString(checkpointStarts.values().stream().filter(t -> t > 0).count()));
         }
     }
 
