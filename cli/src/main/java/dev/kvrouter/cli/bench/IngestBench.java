@@ -1,5 +1,6 @@
 package dev.kvrouter.cli.bench;
 
+import com.sun.management.GarbageCollectionNotificationInfo;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.common.config.ClientConfig;
@@ -25,14 +26,20 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
+import java.net.URI;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -40,6 +47,10 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.management.ListenerNotFoundException;
+import javax.management.NotificationEmitter;
+import javax.management.NotificationListener;
+import javax.management.openmbean.CompositeData;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.admin.Admin;
@@ -78,8 +89,8 @@ final class IngestBench {
         ClientConfig client = stack.client();
         RedisClient redisClient = RedisSecurity.fromConfig(client.redis()).standaloneClient(stack.redisUrl());
         // The jobs' checkpoints (and state changelog) for this run only: removed when it ends.
-        java.nio.file.Path checkpoints = java.nio.file.Files.createTempDirectory("kvr-bench-checkpoints");
-        Map<String, String> options = new java.util.LinkedHashMap<>(Map.of("job.checkpoint-dir", checkpoints.toUri().toString()));
+        Path checkpoints = Files.createTempDirectory("kvr-bench-checkpoints");
+        Map<String, String> options = new LinkedHashMap<>(Map.of("job.checkpoint-dir", checkpoints.toUri().toString()));
         options.putAll(jobOptions);
         Pipeline warmUp = warmUpEntries > 0 ? new Pipeline(stack, "bench-" + id + "-warm", warmUpEntries, engines, options) : null;
         Pipeline measured = new Pipeline(stack, "bench-" + id, entries, engines, options);
@@ -104,9 +115,9 @@ final class IngestBench {
                 if (warmUp != null) {
                     out.println("cold: a fresh JVM's first job (the warm-up)");
                     warmUp.plan(false);
-                    JobClient job = warmUp.start(producer, out);
+                    JobClient job = warmUp.start(producer, redis, out);
                     try {
-                        warmUp.drain(redis, job).print(Double.NaN, out);
+                        warmUp.drain(redis).print(Double.NaN, out);
                     } finally {
                         job.cancel().get(60, TimeUnit.SECONDS);
                     }
@@ -134,9 +145,9 @@ final class IngestBench {
 
                 // 3. The measured job, from empty state, on its own topics and view.
                 out.println(warmUp == null ? "cold: a fresh JVM's first job" : "warm: a second job in the same JVM, from empty state");
-                JobClient job = measured.start(producer, out);
+                JobClient job = measured.start(producer, redis, out);
                 try {
-                    Drained drained = measured.drain(redis, job);
+                    Drained drained = measured.drain(redis);
                     drained.print(rawRate, out);
 
                     // 4. Redis loses the view: every key of it deleted, as FLUSHALL or a Redis restarted empty
@@ -174,13 +185,16 @@ final class IngestBench {
         final KvRouterJobConfig config;
         /** The backlog from {@link #plan} until it is produced; then each engine's last batch only. */
         private List<Planned> batches = List.of();
+        /** Set by {@link #start}: when the job was submitted, and Redis's memory just before. */
+        private long jobStart;
+        private long memoryBeforeJob;
 
         Pipeline(StackAddresses stack, String name, int entries, int engines, Map<String, String> jobOptions) {
             this.topics = name + ".";
             this.view = new ViewLayout(name + ":");
             this.workload = new Workload(engines, view);
             this.total = (long) (entries / BLOCKS_PER_BATCH) * BLOCKS_PER_BATCH;
-            Map<String, String> settings = new java.util.LinkedHashMap<>(Map.of(
+            Map<String, String> settings = new LinkedHashMap<>(Map.of(
                     "kafka.bootstrap", stack.kafkaBootstrap(), "schema-registry.url", stack.schemaRegistryUrl(),
                     "redis.url", stack.redisUrl(), "topics.prefix", topics, "kafka.group-id", topics + "job",
                     "kafka.starting-offsets", "earliest", "view.key-prefix", view.prefix(),
@@ -199,7 +213,7 @@ final class IngestBench {
         }
 
         /** Produces the whole backlog (the engines' load reports first), then starts the job on it. */
-        JobClient start(KafkaProducer<String, Object> producer, PrintStream out) throws Exception {
+        JobClient start(KafkaProducer<String, Object> producer, RedisCommands<String, String> redis, PrintStream out) throws Exception {
             for (String engine : workload.engineIds) {
                 producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine, load(engine)));
             }
@@ -210,15 +224,15 @@ final class IngestBench {
             producer.flush();
             batches = workload.lastPerEngine(batches);
             out.printf("  produced the backlog in %.1f s%n", (System.nanoTime() - p0) / 1e9);
+            memoryBeforeJob = usedMemory(redis);
             StreamExecutionEnvironment env = KvRouterJob.environment(config);
             KvRouterJob.wire(env, config);
+            jobStart = System.nanoTime();
             return env.executeAsync("bench ingest " + topics);
         }
 
         /** Waits for the backlog's last entries, timing the drain from the sink's first write (the meta key). */
-        Drained drain(RedisCommands<String, String> redis, JobClient job) throws Exception {
-            long jobStart = System.nanoTime();
-            long memBefore = usedMemory(redis);
+        Drained drain(RedisCommands<String, String> redis) throws Exception {
             while (redis.exists(view.metaKey()) == 0) {
                 bounded(jobStart, Duration.ofMinutes(3), "the view's meta key");
                 Thread.sleep(5);
@@ -230,7 +244,7 @@ final class IngestBench {
             double seconds = (System.nanoTime() - steadyStart) / 1e9;
             Cpu spent = Cpu.now(redis).minus(cpu);
             ThreadCpu threadsEnd = ThreadCpu.now();
-            return new Drained(total, seconds, (System.nanoTime() - jobStart) / 1e9, usedMemory(redis) - memBefore,
+            return new Drained(total, seconds, (System.nanoTime() - jobStart) / 1e9, usedMemory(redis) - memoryBeforeJob,
                     spent, threads, threadsEnd);
         }
     }
@@ -378,27 +392,27 @@ final class IngestBench {
         /** CPU nanoseconds of the JIT compiler's and the collector's threads so far; empty where /proc is not. */
         private static Map<String, Long> unlistedSoFar() {
             Map<String, Long> groups = new HashMap<>();
-            java.nio.file.Path tasks = java.nio.file.Path.of("/proc/self/task");
-            if (!java.nio.file.Files.isDirectory(tasks)) {
+            Path tasks = Path.of("/proc/self/task");
+            if (!Files.isDirectory(tasks)) {
                 return groups;
             }
-            try (var each = java.nio.file.Files.newDirectoryStream(tasks)) {
-                for (java.nio.file.Path task : each) {
+            try (var each = Files.newDirectoryStream(tasks)) {
+                for (Path task : each) {
                     try {
-                        String comm = java.nio.file.Files.readString(task.resolve("comm")).trim();
+                        String comm = Files.readString(task.resolve("comm")).trim();
                         String group = comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre") ? JIT
                                 : comm.startsWith("GC Thread") || comm.startsWith("G1 ") ? GC : null;
                         if (group != null) {
                             // utime and stime are the 14th and 15th fields, the 12th and 13th after the name's ')'.
-                            String stat = java.nio.file.Files.readString(task.resolve("stat"));
+                            String stat = Files.readString(task.resolve("stat"));
                             String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                             groups.merge(group, (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * NANOS_PER_TICK, Long::sum);
                         }
-                    } catch (java.io.IOException | RuntimeException endedMeanwhile) {
+                    } catch (IOException | RuntimeException endedMeanwhile) {
                         // A compiler thread the JVM stopped between the listing and the read: its CPU is lost.
                     }
                 }
-            } catch (java.io.IOException unreadable) {
+            } catch (IOException unreadable) {
                 return Map.of();
             }
             return groups;
@@ -453,10 +467,10 @@ final class IngestBench {
     }
 
     /** The job's checkpoint directory where it is a local one (the bench's own, unless -D job.checkpoint-dir says otherwise); else null. */
-    private static java.nio.file.Path localDirectory(String uri) {
+    private static Path localDirectory(String uri) {
         try {
-            java.net.URI parsed = java.net.URI.create(uri);
-            return "file".equals(parsed.getScheme()) ? java.nio.file.Path.of(parsed) : null;
+            URI parsed = URI.create(uri);
+            return "file".equals(parsed.getScheme()) ? Path.of(parsed) : null;
         } catch (IllegalArgumentException notAUri) {
             return null;
         }
@@ -526,22 +540,22 @@ final class IngestBench {
         /** A checkpoint counts for a sample whose event time is this soon before it started, or later. */
         private static final long CHECKPOINT_REACH_MS = 1000;
         /** Where checkpoints are looked for; null: not watched (not a local directory). */
-        private final java.nio.file.Path checkpoints;
-        private final List<long[]> pauses = java.util.Collections.synchronizedList(new ArrayList<>()); // start, end
+        private final Path checkpoints;
+        private final List<long[]> pauses = Collections.synchronizedList(new ArrayList<>()); // start, end
         private final Map<String, Long> checkpointStarts = new HashMap<>();
         private final List<Runnable> removals = new ArrayList<>();
         private long lastLook;
 
-        Stalls(java.nio.file.Path checkpoints) throws java.io.IOException {
+        Stalls(Path checkpoints) throws IOException {
             this.checkpoints = checkpoints;
             look(0); // checkpoints begun before: at time 0, which no sample reaches
             long jvmStart = ManagementFactory.getRuntimeMXBean().getStartTime();
             for (var gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-                if (gc instanceof javax.management.NotificationEmitter emitter) {
-                    javax.management.NotificationListener listener = (notification, handback) -> {
-                        if (com.sun.management.GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION.equals(notification.getType())) {
-                            var info = com.sun.management.GarbageCollectionNotificationInfo.from(
-                                    (javax.management.openmbean.CompositeData) notification.getUserData());
+                if (gc instanceof NotificationEmitter emitter) {
+                    NotificationListener listener = (notification, handback) -> {
+                        if (GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION.equals(notification.getType())) {
+                            var info = GarbageCollectionNotificationInfo.from(
+                                    (CompositeData) notification.getUserData());
                             // A concurrent cycle (a collector that says so in its name) is no pause.
                             if (!info.getGcName().contains("Concurrent") && info.getGcInfo().getDuration() >= PAUSE_MS) {
                                 pauses.add(new long[] {jvmStart + info.getGcInfo().getStartTime(), jvmStart + info.getGcInfo().getEndTime()});
@@ -552,7 +566,7 @@ final class IngestBench {
                     removals.add(() -> {
                         try {
                             emitter.removeNotificationListener(listener);
-                        } catch (javax.management.ListenerNotFoundException gone) {
+                        } catch (ListenerNotFoundException gone) {
                             // already removed
                         }
                     });
@@ -561,7 +575,7 @@ final class IngestBench {
         }
 
         /** Notes the checkpoints triggered since the last look (at most every 50 ms). */
-        void look() throws java.io.IOException {
+        void look() throws IOException {
             long now = System.currentTimeMillis();
             if (now - lastLook >= 50) {
                 lastLook = now;
@@ -569,14 +583,14 @@ final class IngestBench {
             }
         }
 
-        private void look(long now) throws java.io.IOException {
-            if (checkpoints == null || !java.nio.file.Files.isDirectory(checkpoints)) {
+        private void look(long now) throws IOException {
+            if (checkpoints == null || !Files.isDirectory(checkpoints)) {
                 return;
             }
-            try (var jobs = java.nio.file.Files.newDirectoryStream(checkpoints)) {
-                for (java.nio.file.Path job : jobs) {
-                    if (java.nio.file.Files.isDirectory(job)) {
-                        try (var each = java.nio.file.Files.newDirectoryStream(job, "chk-*")) {
+            try (var jobs = Files.newDirectoryStream(checkpoints)) {
+                for (Path job : jobs) {
+                    if (Files.isDirectory(job)) {
+                        try (var each = Files.newDirectoryStream(job, "chk-*")) {
                             each.forEach(chk -> checkpointStarts.putIfAbsent(chk.toString(), now));
                         }
                     }
@@ -708,7 +722,7 @@ final class IngestBench {
         }
 
         List<Planned> lastPerEngine(List<Planned> plan) {
-            Map<String, Planned> last = new java.util.LinkedHashMap<>();
+            Map<String, Planned> last = new LinkedHashMap<>();
             plan.forEach(p -> last.put(p.engine(), p));
             return new ArrayList<>(last.values());
         }

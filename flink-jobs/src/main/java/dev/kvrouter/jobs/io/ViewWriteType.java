@@ -10,11 +10,11 @@ import org.apache.flink.core.memory.DataOutputView;
 
 /**
  * The stream type of every write to the Redis view. Each of them crosses the network once, from the
- * operator that makes it to a Redis sink (the view's takes a union of the table's, the engine table's
- * and the fleet's writes; the ratios' another): written field by field here rather than through the POJO serializer's reflection
- * and boxed longs, which took 6 % of the table's thread and 13 % of the sink's in a profile
- * (BENCHMARKS.md, "Ingest"). The view's operators name this type ({@code .returns(ViewWriteType.INFO)});
- * {@link ViewWrite} itself stays free of Flink.
+ * operator that makes it to a Redis sink (the view's takes a union of the table's, the engine
+ * table's and the fleet's writes; the ratios' another): written field by field here rather than
+ * through the POJO serializer's reflection and boxed longs, which took 6 % of the table's thread and
+ * 13 % of the sink's in a profile (BENCHMARKS.md, "Ingest"). The view's operators name this type
+ * ({@code .returns(ViewWriteType.INFO)}); {@link ViewWrite} itself stays free of Flink.
  */
 public final class ViewWriteType {
 

@@ -73,12 +73,13 @@ public final class RegistryAvroValueSchema<T extends SpecificRecord> implements 
             writer.write(record, encoder);
             encoder.flush();
             return bytes.toByteArray();
-        } catch (IOException e) {
-            encoder = EncoderFactory.get().binaryEncoder(bytes, null); // nothing of a failed record may lead the next one
-            throw new UncheckedIOException("cannot write " + type.getSimpleName() + " for Kafka: " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            encoder = EncoderFactory.get().binaryEncoder(bytes, null); // e.g. a required field left null
-            throw e;
+        } catch (IOException | RuntimeException e) {
+            // Nothing of a failed record (a required field left null, say) may lead the next one.
+            encoder = EncoderFactory.get().binaryEncoder(bytes, null);
+            if (e instanceof IOException io) {
+                throw new UncheckedIOException("cannot write " + type.getSimpleName() + " for Kafka: " + io.getMessage(), io);
+            }
+            throw (RuntimeException) e;
         }
     }
 }
