@@ -43,9 +43,10 @@ class NoKryoTest {
 
     @Test
     void theLargestStateValuesAndTheBusiestRecordHaveTheirOwnSerializersThatRoundTripEveryField() throws Exception {
-        EngineBlock b = new EngineBlock();
-        b.canonical = new long[] {1, -2};
-        b.tags = new long[] {3, 4};
+        EngineBlock b = new EngineBlock(3);
+        b.complete(0, 1, 3);
+        b.complete(1, -2, 4);
+        b.complete(2, 12, 13);
         b.chainTip = -5;
         b.depth = 6;
         b.anchor = 7;
@@ -88,6 +89,45 @@ class NoKryoTest {
             assertThat(back).usingRecursiveComparison().isEqualTo(value);
             var snapshot = serializer.snapshotConfiguration();
             assertThat(snapshot.resolveSchemaCompatibility(serializer.snapshotConfiguration()).isCompatibleAsIs()).isTrue();
+        }
+    }
+
+    @Test
+    void anEngineBlockIsWrittenAsItsTwoArraysWereSoStateFromBeforeRestores() throws Exception {
+        // The layout before the first canonical hash moved into the block: canonical hashes with their
+        // count, tags with theirs, chain tip, depth, anchor, partial tokens with their count, stored ms.
+        for (int completed : new int[] {0, 1, 3}) {
+            var old = new org.apache.flink.core.memory.DataOutputSerializer(64);
+            old.writeInt(completed);
+            for (int c = 0; c < completed; c++) {
+                old.writeLong(100 + c);
+            }
+            old.writeInt(completed);
+            for (int c = 0; c < completed; c++) {
+                old.writeLong(-200 - c);
+            }
+            old.writeLong(7);
+            old.writeInt(8);
+            old.writeLong(9);
+            old.writeInt(1);
+            old.writeInt(10);
+            old.writeLong(11);
+            byte[] written = old.getCopyOfBuffer();
+            var serializer = TypeInformation.of(EngineBlock.class).createSerializer(new SerializerConfigImpl());
+            EngineBlock back = serializer.deserialize(new org.apache.flink.core.memory.DataInputDeserializer(written));
+            assertThat(back.completed()).isEqualTo(completed);
+            for (int c = 0; c < completed; c++) {
+                assertThat(back.canonical(c)).isEqualTo(100 + c);
+                assertThat(back.tag(c)).isEqualTo(-200 - c);
+            }
+            assertThat(back.chainTip).isEqualTo(7);
+            assertThat(back.depth).isEqualTo(8);
+            assertThat(back.anchor).isEqualTo(9);
+            assertThat(back.partial).containsExactly(10);
+            assertThat(back.storedAtMs).isEqualTo(11);
+            var again = new org.apache.flink.core.memory.DataOutputSerializer(64);
+            serializer.serialize(back, again);
+            assertThat(again.getCopyOfBuffer()).as("%d completed", completed).isEqualTo(written);
         }
     }
 

@@ -254,27 +254,23 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
                 buffer[partial.length + t] = tokens.get(i * size + t);
             }
             int full = buffer.length / chunkTokens;
-            long[] canonical = new long[full];
-            long[] tags = new long[full];
+            EngineBlock block = new EngineBlock(full);
             for (int c = 0; c < full; c++) {
                 tip = hasher.next(tip, buffer, c * chunkTokens, extra);
                 depth++;
                 if (depth == tagDepth) {
                     anchor = tip;
                 }
-                canonical[c] = tip;
-                tags[c] = depth <= tagDepth ? tip : anchor;
+                long tag = depth <= tagDepth ? tip : anchor;
+                block.complete(c, tip, tag);
                 if (expireAt > now) {
-                    out.collect(LocationUpdate.store(tip, tags[c], engine, storedAt, h.epoch, expireAt, s.getMedium(), batch.getTsMs()));
+                    out.collect(LocationUpdate.store(tip, tag, engine, storedAt, h.epoch, expireAt, s.getMedium(), batch.getTsMs()));
                 } else {
                     expiredOnArrival.inc();
                 }
             }
             partial = full * chunkTokens == buffer.length ? EngineBlock.NO_PARTIAL
                     : Arrays.copyOfRange(buffer, full * chunkTokens, buffer.length);
-            EngineBlock block = new EngineBlock();
-            block.canonical = canonical;
-            block.tags = tags;
             block.chainTip = tip;
             block.depth = depth;
             block.anchor = anchor;
@@ -296,8 +292,8 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
                 unknownRemovals.inc();
                 continue;
             }
-            for (int c = 0; c < block.canonical.length; c++) {
-                out.collect(LocationUpdate.remove(block.canonical[c], block.tags[c], engine, h.epoch, now, "removed"));
+            for (int c = 0; c < block.completed(); c++) {
+                out.collect(LocationUpdate.remove(block.canonical(c), block.tag(c), engine, h.epoch, now, "removed"));
             }
             learnResidency(h, now - block.storedAtMs);
             blocks.remove(key);
@@ -309,8 +305,8 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     private void dropAll(String engine, EngineHealthState h, long now, String cause, Collector<LocationUpdate> out) throws Exception {
         for (Map.Entry<Long, EngineBlock> e : blocks.entries()) {
             EngineBlock block = e.getValue();
-            for (int c = 0; c < block.canonical.length; c++) {
-                out.collect(LocationUpdate.remove(block.canonical[c], block.tags[c], engine, h.epoch, now, cause));
+            for (int c = 0; c < block.completed(); c++) {
+                out.collect(LocationUpdate.remove(block.canonical(c), block.tag(c), engine, h.epoch, now, cause));
             }
         }
         // State clearing: the engine's cache is gone (restart, clear, death); so is our copy of it.

@@ -97,7 +97,7 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
             if (holders != null && !holders.isEmpty()) {
                 chunk.add(new Resent(key, holders));
                 blocks[0]++;
-                held[0] += holders.holders.length;
+                held[0] += holders.size();
                 if (chunk.size() >= RESYNC_CHUNK_BLOCKS) {
                     emitByGroup(chunk, resync.atMs, out);
                 }
@@ -119,7 +119,7 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
     /** A block to write again, with its holders as the state holds them. */
     private record Resent(long block, BlockHolders holders) {
         long tag() {
-            return holders.holders[0].tag;
+            return holders.get(0).tag;
         }
     }
 
@@ -187,10 +187,10 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
     }
 
     private void lookUp(HotPrefix p, ReadOnlyContext ctx) throws Exception {
-        Holder[] held = holders().holders;
-        String[] engines = new String[held.length];
-        for (int i = 0; i < held.length; i++) {
-            engines[i] = held[i].engine;
+        BlockHolders held = holders();
+        String[] engines = new String[held.size()];
+        for (int i = 0; i < engines.length; i++) {
+            engines[i] = held.get(i).engine;
         }
         ctx.output(HOT_PREFIXES, p.withHolders(engines));
     }
@@ -206,7 +206,8 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
             return;
         }
         BlockHolders left = current;
-        for (Holder h : current.holders) {
+        for (int i = 0; i < current.size(); i++) {
+            Holder h = current.get(i);
             if (h.expireAtMs <= timestamp) {
                 left = left.without(h.engine);
                 ctx.output(VIEW_CHANGES, change(ctx.getCurrentKey(), ViewOp.REMOVE, 0, h, h.version + 1, timestamp, "decayed"));
@@ -218,8 +219,8 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
             left = left.withTimerAt(next);
         }
         update(current, left);
-        if (left.holders.length != current.holders.length) {
-            emit(ctx.getCurrentKey(), current.holders[0].tag, left, timestamp, out);
+        if (left.size() != current.size()) {
+            emit(ctx.getCurrentKey(), current.get(0).tag, left, timestamp, out);
         }
     }
 
@@ -230,7 +231,7 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
 
     /** Stores the block's holders (in place of {@code current}); state clearing: a block with none left keeps no state at all. */
     private BlockHolders update(BlockHolders current, BlockHolders next) throws Exception {
-        entries += next.holders.length - current.holders.length;
+        entries += next.size() - current.size();
         if (next.isEmpty()) {
             block.clear();
         } else {
@@ -245,9 +246,10 @@ public final class PrefixLocationTable extends KeyedBroadcastProcessFunction<Lon
             out.collect(ViewWrite.block(tag, blockHash, null, 0, eventTimeMs));
             return;
         }
-        StringBuilder value = new StringBuilder(32 * holders.holders.length);
+        StringBuilder value = new StringBuilder(32 * holders.size());
         long expireAt = 0;
-        for (Holder h : holders.holders) {
+        for (int i = 0; i < holders.size(); i++) {
+            Holder h = holders.get(i);
             if (value.length() > 0) {
                 value.append(',');
             }

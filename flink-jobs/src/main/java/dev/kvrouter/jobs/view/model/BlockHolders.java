@@ -4,6 +4,7 @@ import dev.kvrouter.jobs.io.ImmutableValueSerializer;
 import dev.kvrouter.jobs.io.ImmutableValueTypeInfo;
 import java.io.IOException;
 import java.lang.reflect.Type;
+import java.util.Arrays;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
@@ -23,31 +24,47 @@ import org.apache.flink.core.memory.DataOutputView;
 public final class BlockHolders {
     private static final Holder[] NONE = new Holder[0];
 
-    /** Sorted by {@link Holder#engine}; empty only for {@link #EMPTY} (a block with no holder has no state). */
-    public final Holder[] holders;
+    /**
+     * The first holder by engine id (null only in a value with none) and the others after it, in
+     * order: most blocks have one holder, which then needs no array (one object less per entry for
+     * the collector to copy).
+     */
+    private final Holder first;
+    private final Holder[] rest;
     /**
      * The expiry timer the block keeps: at or before every holder's expiry, so one timer per block
      * suffices (0: none yet). A holder whose life is extended does not need a timer of its own.
      */
     public final long timerAtMs;
 
-    public static final BlockHolders EMPTY = new BlockHolders(NONE, 0);
+    public static final BlockHolders EMPTY = new BlockHolders(null, NONE, 0);
 
-    private BlockHolders(Holder[] holders, long timerAtMs) {
-        this.holders = holders;
+    private BlockHolders(Holder first, Holder[] rest, long timerAtMs) {
+        this.first = first;
+        this.rest = rest;
         this.timerAtMs = timerAtMs;
     }
 
     /** These holders, their timer now at {@code atMs}. */
     public BlockHolders withTimerAt(long atMs) {
-        return new BlockHolders(holders, atMs);
+        return new BlockHolders(first, rest, atMs);
+    }
+
+    /** How many engines hold the block. */
+    public int size() {
+        return first == null ? 0 : 1 + rest.length;
+    }
+
+    /** The {@code i}-th holder in engine order, {@code i} below {@link #size()}. */
+    public Holder get(int i) {
+        return i == 0 ? first : rest[i - 1];
     }
 
     /** The earliest expiry among the holders (Long.MAX_VALUE for none). */
     public long earliestExpiry() {
         long earliest = Long.MAX_VALUE;
-        for (Holder h : holders) {
-            earliest = Math.min(earliest, h.expireAtMs);
+        for (int i = 0; i < size(); i++) {
+            earliest = Math.min(earliest, get(i).expireAtMs);
         }
         return earliest;
     }
@@ -55,24 +72,32 @@ public final class BlockHolders {
     /** The engine's holder of this block, or null. */
     public Holder find(String engine) {
         int i = indexOf(engine);
-        return i >= 0 ? holders[i] : null;
+        return i >= 0 ? get(i) : null;
     }
 
     /** These holders with {@code h} in place of the same engine's, or added. */
     public BlockHolders with(Holder h) {
         int i = indexOf(h.engine);
-        Holder[] next;
-        if (i >= 0) {
-            next = holders.clone();
-            next[i] = h;
-        } else {
-            int at = -i - 1;
-            next = new Holder[holders.length + 1];
-            System.arraycopy(holders, 0, next, 0, at);
-            next[at] = h;
-            System.arraycopy(holders, at, next, at + 1, holders.length - at);
+        if (i == 0 || first == null) {
+            return new BlockHolders(h, rest, timerAtMs);
         }
-        return new BlockHolders(next, timerAtMs);
+        if (i > 0) {
+            Holder[] next = rest.clone();
+            next[i - 1] = h;
+            return new BlockHolders(first, next, timerAtMs);
+        }
+        int at = -i - 1;
+        Holder[] next = new Holder[rest.length + 1];
+        if (at == 0) {
+            // The new holder goes first; the old first leads the others.
+            next[0] = first;
+            System.arraycopy(rest, 0, next, 1, rest.length);
+            return new BlockHolders(h, next, timerAtMs);
+        }
+        System.arraycopy(rest, 0, next, 0, at - 1);
+        next[at - 1] = h;
+        System.arraycopy(rest, at - 1, next, at, rest.length - (at - 1));
+        return new BlockHolders(first, next, timerAtMs);
     }
 
     /** These holders without the engine's; {@link #EMPTY} when none is left. */
@@ -81,26 +106,29 @@ public final class BlockHolders {
         if (i < 0) {
             return this;
         }
-        if (holders.length == 1) {
+        if (rest.length == 0) {
             return EMPTY;
         }
-        Holder[] next = new Holder[holders.length - 1];
-        System.arraycopy(holders, 0, next, 0, i);
-        System.arraycopy(holders, i + 1, next, i, holders.length - i - 1);
-        return new BlockHolders(next, timerAtMs);
+        if (i == 0) {
+            return new BlockHolders(rest[0], rest.length == 1 ? NONE : Arrays.copyOfRange(rest, 1, rest.length), timerAtMs);
+        }
+        Holder[] next = rest.length == 1 ? NONE : new Holder[rest.length - 1];
+        System.arraycopy(rest, 0, next, 0, i - 1);
+        System.arraycopy(rest, i, next, i - 1, rest.length - i);
+        return new BlockHolders(first, next, timerAtMs);
     }
 
     public boolean isEmpty() {
-        return holders.length == 0;
+        return first == null;
     }
 
     /** Binary search by engine id: the index, or {@code -(insertion point) - 1}. */
     private int indexOf(String engine) {
         int low = 0;
-        int high = holders.length - 1;
+        int high = size() - 1;
         while (low <= high) {
             int mid = (low + high) >>> 1;
-            int c = holders[mid].engine.compareTo(engine);
+            int c = get(mid).engine.compareTo(engine);
             if (c < 0) {
                 low = mid + 1;
             } else if (c > 0) {
@@ -129,10 +157,10 @@ public final class BlockHolders {
 
         @Override
         public void serialize(BlockHolders b, DataOutputView out) throws IOException {
-            out.writeInt(b.holders.length);
+            out.writeInt(b.size());
             out.writeLong(b.timerAtMs);
-            for (Holder h : b.holders) {
-                Holder.Serializer.INSTANCE.serialize(h, out);
+            for (int i = 0; i < b.size(); i++) {
+                Holder.Serializer.INSTANCE.serialize(b.get(i), out);
             }
         }
 
@@ -143,11 +171,12 @@ public final class BlockHolders {
             if (n == 0 && timerAtMs == 0) {
                 return EMPTY;
             }
-            Holder[] holders = new Holder[n];
-            for (int i = 0; i < n; i++) {
-                holders[i] = Holder.Serializer.INSTANCE.deserialize(in);
+            Holder first = n > 0 ? Holder.Serializer.INSTANCE.deserialize(in) : null;
+            Holder[] rest = n > 1 ? new Holder[n - 1] : NONE;
+            for (int i = 0; i < rest.length; i++) {
+                rest[i] = Holder.Serializer.INSTANCE.deserialize(in);
             }
-            return new BlockHolders(holders, timerAtMs);
+            return new BlockHolders(first, rest, timerAtMs);
         }
 
         @Override

@@ -21,10 +21,19 @@ import org.apache.flink.core.memory.DataOutputView;
  */
 @TypeInfo(EngineBlock.Factory.class)
 public class EngineBlock {
-    /** Canonical hashes completed within this engine block (usually one; none when the chunk is bigger). */
-    public long[] canonical;
-    /** The Redis group tag of each canonical hash, same order. */
-    public long[] tags;
+    /**
+     * How many canonical blocks this engine block completes: one when the engine's block is the
+     * canonical chunk (nearly always), none or one when the chunk is bigger, several when smaller.
+     */
+    private final int completed;
+    /**
+     * The first completed canonical hash and its Redis group tag, kept in the block itself: two
+     * arrays per block were two more objects per entry for the collector to copy, for one value each.
+     */
+    private long firstCanonical;
+    private long firstTag;
+    /** From the second completed on: canonical hash, tag, canonical hash, tag, …; null unless completed > 1. */
+    private final long[] more;
     /** Canonical hash of the last full chunk at the end of this block (the root when there is none yet). */
     public long chainTip;
     /** Full chunks in the chain up to chainTip. */
@@ -38,7 +47,41 @@ public class EngineBlock {
     /** No partial chunk: one array for every block that ends on a chunk boundary (values are never changed). */
     public static final int[] NO_PARTIAL = new int[0];
 
-    public EngineBlock() {}
+    public EngineBlock() {
+        this(0);
+    }
+
+    /** A block completing {@code completed} canonical blocks, each recorded with {@link #complete}. */
+    public EngineBlock(int completed) {
+        this.completed = completed;
+        this.more = completed > 1 ? new long[2 * (completed - 1)] : null;
+    }
+
+    /** How many canonical blocks this block completes. */
+    public int completed() {
+        return completed;
+    }
+
+    /** Records the {@code c}-th canonical hash this block completes (below {@link #completed()}) and its tag. */
+    public void complete(int c, long canonical, long tag) {
+        if (c == 0) {
+            firstCanonical = canonical;
+            firstTag = tag;
+        } else {
+            more[2 * (c - 1)] = canonical;
+            more[2 * (c - 1) + 1] = tag;
+        }
+    }
+
+    /** The {@code c}-th canonical hash this block completes, {@code c} below {@link #completed()}. */
+    public long canonical(int c) {
+        return c == 0 ? firstCanonical : more[2 * (c - 1)];
+    }
+
+    /** The Redis group tag of {@link #canonical(int)}. */
+    public long tag(int c) {
+        return c == 0 ? firstTag : more[2 * (c - 1) + 1];
+    }
 
     public static final class Factory extends TypeInfoFactory<EngineBlock> {
         @Override
@@ -57,8 +100,16 @@ public class EngineBlock {
 
         @Override
         public void serialize(EngineBlock b, DataOutputView out) throws IOException {
-            writeLongs(b.canonical, out);
-            writeLongs(b.tags, out);
+            // The layout two arrays were written in (canonical hashes, then tags, each with its count),
+            // so state written before the first one moved inline restores as it was.
+            out.writeInt(b.completed);
+            for (int c = 0; c < b.completed; c++) {
+                out.writeLong(b.canonical(c));
+            }
+            out.writeInt(b.completed);
+            for (int c = 0; c < b.completed; c++) {
+                out.writeLong(b.tag(c));
+            }
             out.writeLong(b.chainTip);
             out.writeInt(b.depth);
             out.writeLong(b.anchor);
@@ -68,9 +119,17 @@ public class EngineBlock {
 
         @Override
         public EngineBlock deserialize(DataInputView in) throws IOException {
-            EngineBlock b = new EngineBlock();
-            b.canonical = readLongs(in);
-            b.tags = readLongs(in);
+            long[] canonical = readLongs(in);
+            long[] tags = readLongs(in);
+            int completed = canonical == null ? 0 : canonical.length; // null: never written since, read as none
+            if (tags == null ? completed != 0 : tags.length != completed) {
+                throw new IOException("engine block with " + completed + " canonical hashes but "
+                        + (tags == null ? 0 : tags.length) + " tags");
+            }
+            EngineBlock b = new EngineBlock(completed);
+            for (int c = 0; c < completed; c++) {
+                b.complete(c, canonical[c], tags[c]);
+            }
             b.chainTip = in.readLong();
             b.depth = in.readInt();
             b.anchor = in.readLong();

@@ -101,6 +101,24 @@ class EngineTrackerTest {
     }
 
     @Test
+    void anEngineBlockOfTwoChunksIsTwoCanonicalBlocksThatLeaveTogether() throws Exception {
+        open(TestConfigs.with("view.chunk-tokens", "8"));
+        harness.processElement2(load(0, 0), 0);
+        harness.processElement1(batch(0, stored(0, 2, 16)), 0);
+        long[] chain = new CanonicalBlockHasher(8).chain(MODEL, null, tokens, List.of());
+        List<LocationUpdate> stored = harness.extractOutputValues();
+        assertThat(stored).extracting(u -> u.blockHash).containsExactly(chain[0], chain[1], chain[2], chain[3]);
+        // The second engine block's removal takes both chunks it completed, with the tags they were stored under.
+        harness.processElement1(batch(0, removed(1, 2, 16)), 0);
+        List<LocationUpdate> removed = harness.extractOutputValues().subList(4, 6);
+        assertThat(removed).allSatisfy(u -> assertThat(u.stored).isFalse());
+        assertThat(removed).extracting(u -> u.blockHash).containsExactly(chain[2], chain[3]);
+        assertThat(removed).extracting(u -> u.tag).containsExactly(stored.get(2).tag, stored.get(3).tag);
+        harness.processElement1(batch(0, removed(0, 1, 16)), 0);
+        assertThat(harness.extractOutputValues().subList(6, 8)).extracting(u -> u.blockHash).containsExactly(chain[0], chain[1]);
+    }
+
+    @Test
     void blocksWhoseParentIsUnknownAreNotIndexed() throws Exception {
         open(TestConfigs.with());
         harness.processElement1(batch(0, stored(1, 2, 16)), 0);
