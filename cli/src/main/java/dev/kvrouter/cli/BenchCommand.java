@@ -39,10 +39,10 @@ public final class BenchCommand {
     @Command(name = "ingest", mixinStandardHelpOptions = true,
             description = "Block-entry updates/s through Kafka -> Flink -> Redis beside raw pipelined Redis writes of the same "
                     + "entries; CPU-us per entry of the job on a fresh JVM's first job and on a warm one, thread by thread (its "
-                    + "tasks, its I/O, the JIT compiler, the collector) and less the JIT compiler's threads, beside the raw writer's "
-                    + "and Redis's (process and thread accounting); Redis bytes per entry; how long the view takes to come back after its keys are flushed; "
-                    + "freshness (event time -> visible) at half the measured rate, and what its late samples waited through "
-                    + "(collector pauses, checkpoints).")
+                    + "tasks, its I/O, the JIT compiler, the collector) and less the JIT compiler's threads, beside the raw "
+                    + "writer's and Redis's (process and thread accounting); Redis bytes per entry; how long the view takes to "
+                    + "come back after its keys are flushed; freshness (event time -> visible) at half the measured rate, and "
+                    + "what its late samples waited through (collector pauses, checkpoints).")
     static final class Ingest implements Callable<Integer> {
         @Option(names = "--entries", defaultValue = "200000", description = "Block entries to ingest (default: ${DEFAULT-VALUE}).")
         int entries;
