@@ -377,22 +377,25 @@ final class IngestBench {
                 }
             }
             out.printf("    %-68s %6.1f%n", "every smaller group", smallNanos / 1e3 / entries);
+            long jitNanos = -1;
             for (String unlisted : List.of(JIT, GC)) {
                 if (unlistedNanos.containsKey(unlisted)) {
                     long spent = unlistedNanos.get(unlisted) - before.unlistedNanos.getOrDefault(unlisted, 0L);
                     threadsNanos += spent;
+                    if (unlisted.equals(JIT)) {
+                        jitNanos = spent;
+                    }
                     out.printf("    %-68s %6.1f%n", unlisted + " (/proc)", spent / 1e3 / entries);
                 }
             }
             out.printf("    %-68s %6.1f%n", unlistedNanos.isEmpty() ? "no listed thread's: the JIT, GC, the JVM's own"
                             : "no thread's above: the JVM's own (process less every thread)",
                     Math.max(0, processMicros - threadsNanos / 1e3) / entries);
-            if (unlistedNanos.containsKey(JIT)) {
+            if (jitNanos >= 0) {
                 // The compiler's work ends once the code is compiled; a drain of minutes does not see
                 // it end on shared cores. Derived, so printed apart from what the process measured.
-                long jit = unlistedNanos.get(JIT) - before.unlistedNanos.getOrDefault(JIT, 0L);
                 out.printf("  %-42s %12.1f us/entry (derived: the job less the JIT compiler, whose work ends once the code is compiled)%n",
-                        "CPU, the job once compiled", Math.max(0, processMicros - jit / 1e3) / entries);
+                        "CPU, the job once compiled", Math.max(0, processMicros - jitNanos / 1e3) / entries);
             }
         }
 
