@@ -487,6 +487,20 @@ class PickFunctionITCase {
     }
 
     @Test
+    void everyLoadReportIsReadAsWrittenHoweverManyReportsThePicksHaveReadBefore(StackAddresses stack) {
+        // The function keeps the engine entries it has parsed between calls, dropping them all past a
+        // few thousand texts: a new report must be read as written, before that bound and after it.
+        try (KvRouterClient observer = new KvRouterClient(options(stack.redisUrl()).observing())) {
+            for (int report = 0; report < 4_500; report++) {
+                boolean loaded = report % 2 == 1;
+                redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", loaded ? 5 : 0, 0, 500, TAU, 1, false, now + report,
+                        EngineEntry.BOTH).encode());
+                assertThat(pick(observer, new long[] {1, 2, 3}).engineId()).as("report %d", report).isEqualTo(loaded ? "e1" : "e3");
+            }
+        }
+    }
+
+    @Test
     void withThePrefillRateKnownARequestGoesWhereItCostsTheLeastDelay() {
         // 16 tokens/s: one 16-token block of prefill is a second. e1 holds the first of 4 blocks.
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "2"));

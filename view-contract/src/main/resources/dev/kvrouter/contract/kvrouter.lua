@@ -7,17 +7,46 @@ local LAYOUT = 8
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms
 -- (read with one pattern: every pick parses every engine, and one match costs a third less than a split).
 local ENGINE_FIELDS = '^([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)'
-local function parse_engine(v)
+local function engine_fields(v)
   local status, waiting, running, kv, tau, epoch, unsynced, load_ms, role, slots, prefill_rate, slot_ms = string.match(v, ENGINE_FIELDS)
   return {
     status = status, waiting = tonumber(waiting) or 0, running = tonumber(running) or 0,
-    kv = tonumber(kv) or 0, tau = tonumber(tau) or 1, epoch = epoch,
+    kv = tonumber(kv) or 0, tau = tonumber(tau) or 1, epoch = epoch, epoch_number = tonumber(epoch),
     unsynced = unsynced == '1', load_ms = tonumber(load_ms) or 0,
     -- As written (a bound for ZCOUNT without turning the number back into text on every pick).
     load_ms_text = tonumber(load_ms) and load_ms or '0',
     decode_only = role == 'DECODE', slots = tonumber(slots) or 0, prefill_rate = tonumber(prefill_rate) or 0,
     slot_ms = tonumber(slot_ms) or 0,
   }
+end
+
+-- A parse kept by its text between calls (a library's locals live as long as it is loaded), for the
+-- values a pick reads whole on every call though they change far less often: an engine's entry stays
+-- the same text from one of its reports to the next, thousands of picks, and parsing every engine on
+-- every pick was a third of reading the head. What the memo returns is what parsing gives (it is never
+-- written to); bounded: dropped whole once it holds MEMO_CAP texts (each report is a new one).
+local MEMO_CAP = 4096
+local function memo(parse)
+  local parsed, size = {}, 0
+  return function(text)
+    local value = parsed[text]
+    if value == nil then
+      if size >= MEMO_CAP then parsed, size = {}, 0 end
+      value = parse(text)
+      parsed[text] = value
+      size = size + 1
+    end
+    return value
+  end
+end
+
+-- An engine entry's fields, shared by every pick that reads the same text (see memo).
+local engine_fields_of = memo(function(v) return {__index = engine_fields(v)} end)
+
+-- The engine an entry's text describes, as a table of the pick's own: the parsed fields are read
+-- through it from the memo, and a pick's own figures (load and the rest) go in the table itself.
+local function parse_engine(v)
+  return setmetatable({}, engine_fields_of(v))
 end
 
 -- Block field value: engine=stored_ms(base 36).epoch(base 36),engine=... (pending values alike, with
@@ -191,6 +220,13 @@ local function hold(h, request, hold_ms)
   return true
 end
 
+-- A prefill queue's value, queued_ms|at_ms, as {queued_ms, at_ms} (false when malformed): only the
+-- engine a placement went to changes, so the others' come from the memo.
+local prefill_of = memo(function(v)
+  local queued, at = string.match(v, '^([^|]+)|(%d+)$')
+  return queued and {tonumber(queued), tonumber(at)} or false
+end)
+
 -- What every placement reads from the head slot: the meta figures, the live engines with the
 -- reservations their load reports do not cover yet, the prefill queued on each, the class policy
 -- key and the client's live reservations. Nil without a view (no meta key). Engines in `avoid` (a
@@ -299,9 +335,9 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
   if h.prefill_rate then
     local q = redis.call('HGETALL', res .. ':prefill')
     for i = 1, #q, 2 do
-      local queued, at = string.match(q[i + 1], '^([^|]+)|(%d+)$')
+      local queued = prefill_of(q[i + 1])
       if queued then
-        h.backlog[q[i]] = math.max(0, tonumber(queued) - (now - tonumber(at)))
+        h.backlog[q[i]] = math.max(0, queued[1] - (now - queued[2]))
       end
     end
   end
@@ -321,6 +357,23 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
   return h
 end
 
+-- Pending values (an HMGET's reply) parsed, each into one flat list of four per entry: its text, its
+-- engine, ready_ms and epoch (numbers); parsed once a pick, for the match and the placement's record.
+local function pending_entries(values)
+  local lists = {}
+  for i = 1, #values do
+    local list, k = {}, 0
+    if values[i] then
+      for text, id, ready36, epoch36 in string.gmatch(values[i], HOLDER) do
+        list[k + 1], list[k + 2], list[k + 3], list[k + 4] = text, id, tonumber(ready36, 36), tonumber(epoch36, 36)
+        k = k + 4
+      end
+    end
+    lists[i] = list
+  end
+  return lists
+end
+
 -- Records that `engine` will hold the prompt's sampled prefixes from `ready` on (h.sampled: the
 -- prompt's hashes at the sampled positions h.at), and keeps the pending prefixes bounded: a holder
 -- leaves PENDING_MS after it is ready, a block hash keeps PENDING_HOLDERS, the hash PENDING_CAP
@@ -333,44 +386,51 @@ end
 local function pend(h, engine, ready, held)
   local key, now = h.res .. ':pending', h.now
   local by_time = key .. ':by-time'
-  local epoch = tonumber(h.engines[engine].epoch)
+  local epoch = h.engines[engine].epoch_number
   local epoch36 = to36(epoch)
   local fields = h.sampled
-  -- The pick read these fields already when it matched them (nothing writes between).
-  local values = h.pending_values or redis.call('HMGET', key, unpack(fields))
-  local lead, mid = engine .. '=', ',' .. engine .. '='
+  -- The pick read and parsed these fields already when it matched them (nothing writes between).
+  local lists = h.pending_entries or pending_entries(redis.call('HMGET', key, unpack(fields)))
+  -- Every field in one HSET and one ZADD (the same end state as a write per field, a tenth of the calls).
+  local values, scores = {}, {}
   for i, field in ipairs(fields) do
-    local value = values[i] or ''
+    local list = lists[i]
     local mine = h.at[i] <= held and now or ready
     -- A copy already on its way here (same cache epoch) makes the engine a holder when it is done.
-    local ready36, entry_epoch36 = holder_of(value, lead, mid)
-    if ready36 and tonumber(entry_epoch36, 36) == epoch then
-      local stored = tonumber(ready36, 36)
-      if stored + PENDING_MS > now then mine = math.min(mine, math.max(stored, now)) end
+    for j = 1, #list, 4 do
+      if list[j + 1] == engine then
+        local stored = list[j + 2]
+        if list[j + 3] == epoch and stored + PENDING_MS > now then mine = math.min(mine, math.max(stored, now)) end
+        break
+      end
     end
     -- Entries are written latest-ready first, so one pass keeps that order: the other engines'
     -- entries as written (re-encoding each in base 36 was most of a placement's cost), this one's
     -- put in its place, up to PENDING_HOLDERS, stopping at the first expired.
     local own = engine .. '=' .. to36(mine) .. '.' .. epoch36
     local parts, last = {}, mine
-    for text, id, stored36 in string.gmatch(value, HOLDER) do
+    for j = 1, #list, 4 do
       if #parts >= PENDING_HOLDERS then break end
-      local stored = tonumber(stored36, 36)
+      local stored = list[j + 2]
       if stored + PENDING_MS <= now then break end
-      if id ~= engine then
+      if list[j + 1] ~= engine then
         if own and stored < mine then
           parts[#parts + 1] = own
           own = nil
           if #parts >= PENDING_HOLDERS then break end
         end
-        parts[#parts + 1] = text
+        parts[#parts + 1] = list[j]
         if stored > last then last = stored end
       end
     end
     if own and #parts < PENDING_HOLDERS then parts[#parts + 1] = own end
-    redis.call('HSET', key, field, table.concat(parts, ','))
-    redis.call('ZADD', by_time, last + PENDING_MS, field)
+    values[#values + 1] = field
+    values[#values + 1] = table.concat(parts, ',')
+    scores[#scores + 1] = last + PENDING_MS
+    scores[#scores + 1] = field
   end
+  redis.call('HSET', key, unpack(values))
+  redis.call('ZADD', by_time, unpack(scores))
   for _, old in ipairs(redis.call('ZRANGEBYSCORE', by_time, '-inf', '(' .. now, 'LIMIT', 0, SWEEP)) do
     redis.call('HDEL', key, old)
     redis.call('ZREM', by_time, old)
@@ -398,13 +458,14 @@ end
 local function match_pending(h, at, depth, conf)
   h.warming = {}
   if not h.sampled or #h.sampled == 0 then return depth, conf end
-  local values = redis.call('HMGET', h.res .. ':pending', unpack(h.sampled))
-  h.pending_values = values
-  for i = #values, 1, -1 do
-    for _, id, ready36, epoch36 in string.gmatch(values[i] or '', HOLDER) do
+  local lists = pending_entries(redis.call('HMGET', h.res .. ':pending', unpack(h.sampled)))
+  h.pending_entries = lists
+  for i = #lists, 1, -1 do
+    local list = lists[i]
+    for j = 1, #list, 4 do
+      local id, ready = list[j + 1], list[j + 2]
       local e = h.engines[id]
-      local ready = tonumber(ready36, 36)
-      local current = e and tonumber(epoch36, 36) == tonumber(e.epoch)
+      local current = e and list[j + 3] == e.epoch_number
       if current and ready <= h.now and h.now < ready + PENDING_MS and at[i] > (depth[id] or 0) then
         depth[id] = at[i]
         conf[id] = 1
