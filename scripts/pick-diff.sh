@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Checks that a change to the routing view's function library keeps its answers: two versions run
+# side by side on random views, reservation histories and calls (kvr_pick reserving and not,
+# kvr_place, kvr_done), each call from the same state under the same clock, their answers and every
+# key they leave compared (scripts/pick-diff.lua). Prints the number of calls compared, or the first
+# difference (the case, the call, the answer or key that differs).
+#
+#   . <(./kvr stack env)                                   # a running stack (or any REDIS_URL without a password)
+#   scripts/pick-diff.sh <git revision>                   # that revision's library against the working copy's
+#   CASES=5000 SEEDS="1 2 3" scripts/pick-diff.sh HEAD~1
+#   OTHER=/path/to/kvrouter.lua scripts/pick-diff.sh      # a file instead of a revision
+#
+# Its keys (a fresh prefix) are deleted when it ends; it blocks Redis for the whole EVAL (seconds):
+# never against a Redis that serves anything else.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LIBRARY_PATH=view-contract/src/main/resources/dev/kvrouter/contract/kvrouter.lua
+CASES="${CASES:-2000}"
+SEEDS="${SEEDS:-1}"
+: "${REDIS_URL:?set REDIS_URL (. <(./kvr stack env))}"
+hostport="${REDIS_URL#redis://}"
+hostport="${hostport%%/*}"
+host="${hostport%:*}"
+port="${hostport##*:}"
+other="$(mktemp)"
+script="$(mktemp)"
+prefix="kvr-diff-$$-$(date +%s):"
+cleanup() {
+  redis-cli -h "$host" -p "$port" --scan --pattern "$prefix*" | xargs -r redis-cli -h "$host" -p "$port" DEL >/dev/null
+  rm -f "$other" "$script"
+}
+trap cleanup EXIT
+if [ -n "${OTHER:-}" ]; then
+  cp "$OTHER" "$other"
+else
+  git -C "$ROOT" show "${1:?a git revision to compare the working copy with, or OTHER=file}:$LIBRARY_PATH" >"$other"
+fi
+# Each library's body (without #!lua and its registrations) as a function, its clock the test's.
+wrap() {
+  echo "local function $1()"
+  sed -e '1d' -e '/^redis.register_function/,$d' "$2"
+  echo "now_ms = function() return CLOCK.now end"
+  echo "return {pick = pick_with, place = place, done = done, to36 = to36}"
+  echo "end"
+}
+{
+  echo "local CLOCK = {now = 0}"
+  wrap library_a "$other"
+  wrap library_b "$ROOT/$LIBRARY_PATH"
+  echo "local to36_for_test = library_a().to36"
+  cat "$ROOT/scripts/pick-diff.lua"
+} >"$script"
+for seed in $SEEDS; do
+  redis-cli -h "$host" -p "$port" EVAL "$(cat "$script")" 0 "$CASES" "$seed" "$prefix"
+done
