@@ -13,8 +13,9 @@ local function engine_fields(v)
     status = status, waiting = tonumber(waiting) or 0, running = tonumber(running) or 0,
     kv = tonumber(kv) or 0, tau = tonumber(tau) or 1, epoch = epoch, epoch_number = tonumber(epoch),
     unsynced = unsynced == '1', load_ms = tonumber(load_ms) or 0,
-    -- As written (a bound for ZCOUNT without turning the number back into text on every pick).
-    load_ms_text = tonumber(load_ms) and load_ms or '0',
+    -- The ZCOUNT bound for what came after the report, as written (not turned back into text on every pick).
+    after_report = '(' .. (tonumber(load_ms) and load_ms or '0'),
+    gone = status == 'DEAD' or status == 'RESTARTED',
     decode_only = role == 'DECODE', slots = tonumber(slots) or 0, prefill_rate = tonumber(prefill_rate) or 0,
     slot_ms = tonumber(slot_ms) or 0,
   }
@@ -251,59 +252,56 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
   local engines, live, total_load = {}, 0, 0
   local decoders, decode_live, decode_load = {}, 0, 0
   local flat = redis.call('HGETALL', engines_key)
+  -- The fewest slots and the longest slot time learned (see below), found on the way.
+  local fewest, longest
   for i = 1, #flat, 2 do
-    local e = parse_engine(flat[i + 1])
-    if e.status ~= 'DEAD' and e.status ~= 'RESTARTED' and not avoid[flat[i]] then
-      e.load = e.waiting + e.running
+    local id, e = flat[i], parse_engine(flat[i + 1])
+    if not e.gone and not avoid[id] then
       if e.decode_only then
-        decoders[flat[i]] = e
+        e.load = e.waiting + e.running
+        decoders[id] = e
         decode_live = decode_live + 1
         decode_load = decode_load + e.load
       else
         -- Every placement made after the engine measured the load it last reported, by any
         -- balancer, is one more request waiting there: the report does not show it yet.
         -- and every request reported done since, which the report still counts, is one less.
-        local since = '(' .. e.load_ms_text
-        e.load = math.max(0, e.load + redis.call('ZCOUNT', res .. ':engine:' .. flat[i], since, '+inf')
-          - redis.call('ZCOUNT', res .. ':done:' .. flat[i], since, '+inf'))
+        e.load = math.max(0, e.waiting + e.running + redis.call('ZCOUNT', res .. ':engine:' .. id, e.after_report, '+inf')
+          - redis.call('ZCOUNT', res .. ':done:' .. id, e.after_report, '+inf'))
         -- The rate the engine prefills at, as its requests showed it; the configured one until known.
         e.rate = e.prefill_rate > 0 and e.prefill_rate or h.prefill_rate
-        engines[flat[i]] = e
+        engines[id] = e
         live = live + 1
         total_load = total_load + e.load
+        local slots, slot_ms = e.slots, e.slot_ms
+        if slots > 0 and (not fewest or slots < fewest) then fewest = slots end
+        if slot_ms > 0 and (not longest or slot_ms > longest) then longest = slot_ms end
       end
     end
   end
   h.engines, h.decoders = engines, decoders
-  -- An engine whose slots are not learned yet (it never had requests waiting) is taken to have as
-  -- many as the smallest engine that has: else it would look free while full and take every
-  -- request spilled from the full ones until it is hot.
-  local fewest
-  for _, e in pairs(engines) do
-    if e.slots > 0 and (not fewest or e.slots < fewest) then fewest = e.slots end
-  end
-  if fewest then
-    for _, e in pairs(engines) do
-      if e.slots == 0 then e.slots = fewest end
-    end
-  end
-  -- Likewise an engine whose slot time is not learned yet (none of its requests has finished: the
-  -- first seconds of a burst) holds a slot as long as the slowest engine that has one: else, full,
-  -- it would cost no wait and draw every request.
-  local longest
-  for _, e in pairs(engines) do
-    if e.slot_ms > 0 and (not longest or e.slot_ms > longest) then longest = e.slot_ms end
-  end
-  -- None known anywhere (no request has finished yet): a full engine's requests have held their
-  -- slots at least as long as its oldest live reservation is old, a lower bound that grows until
-  -- the first one finishes.
+  local slot_sum, slot_known = 0, 0
+  h.free_slots = false
   for id, e in pairs(engines) do
+    -- An engine whose slots are not learned yet (it never had requests waiting) is taken to have as
+    -- many as the smallest engine that has: else it would look free while full and take every
+    -- request spilled from the full ones until it is hot.
+    if e.slots == 0 and fewest then e.slots = fewest end
+    -- Likewise an engine whose slot time is not learned yet (none of its requests has finished: the
+    -- first seconds of a burst) holds a slot as long as the slowest engine that has one: else, full,
+    -- it would cost no wait and draw every request. None known anywhere (no request has finished
+    -- yet): a full engine's requests have held their slots at least as long as its oldest live
+    -- reservation is old, a lower bound that grows until the first one finishes.
     if e.slot_ms == 0 and longest then
       e.slot_ms = longest
     elseif e.slot_ms == 0 and e.slots > 0 and e.load >= e.slots then
       local oldest = redis.call('ZRANGE', res .. ':engine:' .. id, 0, 0, 'WITHSCORES')[2]
       if oldest then e.slot_ms = math.max(0, now - tonumber(oldest)) end
     end
+    if e.slot_ms > 0 then slot_sum, slot_known = slot_sum + e.slot_ms, slot_known + 1 end
+    -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting
+    -- is everywhere and a full engine is no reason to leave the cache.
+    if e.slots == 0 or e.load < e.slots then h.free_slots = true end
   end
   -- How long a full engine takes to free each slot a request placed there waits for: the fleet's
   -- mean slot time over the engine's slots. When a slot frees depends on the running requests'
@@ -311,20 +309,10 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
   -- is a noisy guess at it, and choosing among full engines by it cost more wait than counting the
   -- requests ahead at one pace (BENCHMARKS.md run 11; the pace of the last completions, run 7, did
   -- worse still). A slower engine still shows: its queue drains slower, so it stays longer.
-  local slot_sum, slot_known = 0, 0
-  for _, e in pairs(engines) do
-    if e.slot_ms > 0 then slot_sum, slot_known = slot_sum + e.slot_ms, slot_known + 1 end
-  end
   for _, e in pairs(engines) do
     if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
       e.free_ms = slot_sum / slot_known / e.slots
     end
-  end
-  -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting is
-  -- everywhere and a full engine is no reason to leave the cache.
-  h.free_slots = false
-  for _, e in pairs(engines) do
-    if e.slots == 0 or e.load < e.slots then h.free_slots = true; break end
   end
   h.mean = live > 0 and total_load / live or 0
   h.decode_mean = decode_live > 0 and decode_load / decode_live or 0
