@@ -17,19 +17,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LIBRARY_PATH=view-contract/src/main/resources/dev/kvrouter/contract/kvrouter.lua
 CASES="${CASES:-2000}"
 SEEDS="${SEEDS:-1}"
-: "${REDIS_URL:?set REDIS_URL (. <(./kvr stack env))}"
-hostport="${REDIS_URL#redis://}"
-hostport="${hostport%%/*}"
-host="${hostport%:*}"
-port="${hostport##*:}"
+. "$ROOT/scripts/library-eval.sh"
 other="$(mktemp)"
 script="$(mktemp)"
-prefix="kvr-diff-$$-$(date +%s):"
-cleanup() {
-  redis-cli -h "$host" -p "$port" --scan --pattern "$prefix*" | xargs -r redis-cli -h "$host" -p "$port" DEL >/dev/null
-  rm -f "$other" "$script"
-}
-trap cleanup EXIT
+EVAL_TEMP_FILES+=("$other" "$script")
 if [ -n "${OTHER:-}" ]; then
   cp "$OTHER" "$other"
 else
@@ -38,7 +29,7 @@ fi
 # Each library's body (without #!lua and its registrations) as a function, its clock the test's.
 wrap() {
   echo "local function $1()"
-  sed -e '1d' -e '/^redis.register_function/,$d' "$2"
+  library_body "$2"
   echo "now_ms = function() return CLOCK.now end"
   echo "return {pick = pick_with, place = place, done = done, to36 = to36}"
   echo "end"
@@ -51,5 +42,5 @@ wrap() {
   cat "$ROOT/scripts/pick-diff.lua"
 } >"$script"
 for seed in $SEEDS; do
-  redis-cli -h "$host" -p "$port" EVAL "$(cat "$script")" 0 "$CASES" "$seed" "$prefix"
+  run_eval "$script" "$CASES" "$seed" "$EVAL_PREFIX"
 done

@@ -19,24 +19,14 @@ BLOCKS="${BLOCKS:-64}"
 PICKS="${PICKS:-3000}"
 ROUNDS="${ROUNDS:-3}"
 MODE="${MODE:-pick}"
-: "${REDIS_URL:?set REDIS_URL (. <(./kvr stack env))}"
-hostport="${REDIS_URL#redis://}"
-hostport="${hostport%%/*}"
-host="${hostport%:*}"
-port="${hostport##*:}"
+. "$ROOT/scripts/library-eval.sh"
 script="$(mktemp)"
-prefix="kvr-profile-$$-$(date +%s):"
-cleanup() {
-  redis-cli -h "$host" -p "$port" --scan --pattern "$prefix*" | xargs -r redis-cli -h "$host" -p "$port" DEL >/dev/null
-  rm -f "$script"
-}
-trap cleanup EXIT
-# The library without its first line (#!lua) and its registrations, then the profile.
-sed -e '1d' -e '/^redis.register_function/,$d' "$LIBRARY" >"$script"
+EVAL_TEMP_FILES+=("$script")
+library_body "$LIBRARY" >"$script"
 cat "$ROOT/scripts/pick-profile.lua" >>"$script"
 for round in $(seq "$ROUNDS"); do
   for blocks in $BLOCKS; do
     echo "== $blocks blocks, $MODE, round $round: us per pick"
-    redis-cli -h "$host" -p "$port" EVAL "$(cat "$script")" 0 "$PICKS" "$blocks" "$prefix" "$MODE"
+    run_eval "$script" "$PICKS" "$blocks" "$EVAL_PREFIX" "$MODE"
   done
 done
