@@ -6,6 +6,8 @@
 -- change to the library keeps its answers.
 -- ARGV: cases, seed, key prefix (every key of the run is under it; deleted between cases).
 local A, B = library_a(), library_b()
+-- Block and pending values written as the library writes them (its own base 36).
+local to36_for_test = A.to36
 local cases, seed, prefix = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 math.randomseed(seed)
 local function one_of(list) return list[math.random(#list)] end

@@ -38,7 +38,6 @@ wrap() {
   echo "local CLOCK = {now = 0}"
   wrap library_a "$other"
   wrap library_b "$ROOT/$LIBRARY_PATH"
-  echo "local to36_for_test = library_a().to36"
   cat "$ROOT/scripts/pick-diff.lua"
 } >"$script"
 for seed in $SEEDS; do
