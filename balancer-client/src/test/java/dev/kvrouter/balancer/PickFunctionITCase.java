@@ -898,6 +898,25 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aReservationCountedByEarlierPicksStopsCountingOnceItsKeyExpires(StackAddresses stack) throws InterruptedException {
+        // The functions keep each engine's count of reservations between calls (kvrouter.lua,
+        // kept_counts); a count kept from before the engine's reservation key expired would still
+        // count the expired reservation. The kept counts are claimed first by a call that outlives the
+        // reservation (kvr_done's claim lasts the default 60 s), so only the key's own expiry ends it.
+        redis.hset(layout.metaKey(), "reservation_ttl_ms", "3000");
+        assertThat(router.done("never-placed")).isFalse();
+        try (KvRouterClient observer = new KvRouterClient(options(stack.redisUrl()).observing())) {
+            assertThat(pick(router, chain, null, "c1").engineId()).isEqualTo("e3");
+            assertThat(pick(observer, chain).engineId()).as("e1 1, e2 2, e3 1 (reserved): the lower id").isEqualTo("e1");
+            assertThat(pick(observer, chain).engineId()).as("again, from the kept count").isEqualTo("e1");
+            Thread.sleep(3_100);
+            redis.hset(layout.metaKey(), "updated_ms", Long.toString(System.currentTimeMillis()));
+            assertThat(redis.exists(layout.engineReservationsKey("e3"))).as("expired").isZero();
+            assertThat(pick(observer, chain).engineId()).as("the expired reservation no longer counts on e3").isEqualTo("e3");
+        }
+    }
+
+    @Test
     void aReservationNeverReportedDoneExpiresAndEveryKeyHasATtl() throws InterruptedException {
         redis.hset(layout.metaKey(), "reservation_ttl_ms", "1000");
         Pick forgotten = pick(router, chain, null, "c1");

@@ -147,6 +147,96 @@ local function sampled(n)
   return at
 end
 
+-- Counts kept between calls. Every pick counts, for each engine, its reservations after its last
+-- load report and the dones that report still counts: two ZCOUNTs an engine, an eighth of a pick at
+-- 16 engines, though those keys change only when a placement or a done touches that engine. A count
+-- is kept by key and bound (the engine's load_ms), and used again while it is certainly what ZCOUNT
+-- would answer:
+-- - the keys counted are written only by these functions. This library forgets a key's count when it
+--   writes the key; writes it cannot see (another Lua state: after a FUNCTION LOAD, a restart, a
+--   failover and back) are caught by <res>:kept-by, which holds the id of the Lua state whose counts
+--   are current: a writing call that finds another id there (or none: it expired, or the keys were
+--   deleted) forgets every count of that <res> and writes its own id before it writes anything, so any
+--   other writer's first write puts its own id there. A call that cannot write (kvr_peek, a replica)
+--   keeps nothing unless the id there is its own;
+-- - a key's expiry only ever takes a count to 0: a count of 0 stays valid, a larger one only until
+--   EXPIRY_MARGIN_MS before the expiry this library last set on the key (unknown: not used);
+-- - bounded: a <res>'s counts dropped whole past COUNTS_CAP keys, those of KEPT_CAP <res> at most;
+--   <res>:kept-by expires reservation_ttl_ms after it is written (every count then is counted again).
+local COUNTS_CAP = 4096
+local KEPT_CAP = 64
+local EXPIRY_MARGIN_MS = 1000
+-- The counted keys' kinds: <res>:engine:<engine> (reservations) and <res>:done:<engine> (dones).
+local RESERVED, DONE = ':engine:', ':done:'
+-- This Lua state's id: TIME's seconds and microseconds at its first writing call, and the address of
+-- its kept counts (which tells apart two library instances in one Lua state: the test's).
+local state_id
+-- <res> -> {size = keys kept, [RESERVED] = engine -> kept, [DONE] = engine -> kept}, where each kept is
+-- {count, bound (nil: count again), expires (the key's, as last set here; nil: unknown)}.
+local kept, kept_size = {}, 0
+
+-- The kept counts of `res` for this call (nil: none may be kept or used), after the check above.
+-- `writing`: the call may write, and claims <res>:kept-by when it is not this state's.
+local function kept_counts(res, writing, ttl)
+  local owner = redis.call('GET', res .. ':kept-by')
+  if state_id and owner == state_id then
+    if kept[res] then return kept[res] end
+  elseif not writing then
+    return nil
+  else
+    if not state_id then
+      local t = redis.call('TIME')
+      state_id = t[1] .. '.' .. t[2] .. '.' .. string.match(tostring(kept), '%x+$')
+    end
+    redis.call('SET', res .. ':kept-by', state_id, 'PX', math.max(1, math.floor(ttl)))
+  end
+  if not kept[res] then
+    if kept_size >= KEPT_CAP then kept, kept_size = {}, 0 end
+    kept_size = kept_size + 1
+  end
+  kept[res] = {size = 0, [RESERVED] = {}, [DONE] = {}}
+  return kept[res]
+end
+
+-- The kept count of one key of `k`, made when missing.
+local function kept_entry(k, kind, engine)
+  local entry = k[kind][engine]
+  if not entry then
+    if k.size >= COUNTS_CAP then k.size, k[RESERVED], k[DONE] = 0, {}, {} end
+    entry = {}
+    k[kind][engine] = entry
+    k.size = k.size + 1
+  end
+  return entry
+end
+
+-- ZCOUNT <res><kind><engine> (bound +inf: from the kept counts `k` when they hold it (see kept_counts).
+local function count_after(k, res, kind, engine, bound, now)
+  local entry = k and k[kind][engine]
+  if entry and entry.bound == bound and (entry.count == 0 or now < (entry.expires or 0) - EXPIRY_MARGIN_MS) then
+    return entry.count
+  end
+  local n = redis.call('ZCOUNT', res .. kind .. engine, bound, '+inf')
+  if k then
+    entry = entry or kept_entry(k, kind, engine)
+    entry.count, entry.bound = n, bound
+  end
+  return n
+end
+
+-- <res><kind><engine> written by this call: its kept count forgotten, and the expiry just set on it
+-- (absolute ms; nil: unchanged) remembered.
+local function written(res, kind, engine, expires)
+  local k = kept[res]
+  if not k then return end
+  local entry = k[kind][engine]
+  if entry then entry.bound = nil end
+  if expires then
+    entry = entry or kept_entry(k, kind, engine)
+    entry.expires = expires
+  end
+end
+
 -- Removes one reservation everywhere it is counted; 1 when there was one.
 local function release(res, request)
   local v = redis.call('HGET', res, request)
@@ -154,7 +244,8 @@ local function release(res, request)
   local engine, client = string.match(v, '^([^|]*)|[^|]*|[^|]*|(.*)$')
   redis.call('HDEL', res, request)
   redis.call('ZREM', res .. ':by-time', request)
-  redis.call('ZREM', res .. ':engine:' .. engine, request)
+  redis.call('ZREM', res .. RESERVED .. engine, request)
+  written(res, RESERVED, engine)
   if client and client ~= '' then
     local key = res .. ':client:' .. client
     if redis.call('HINCRBY', key, engine, -1) <= 0 then redis.call('HDEL', key, engine) end
@@ -231,8 +322,9 @@ end)
 -- What every placement reads from the head slot: the meta figures, the live engines with the
 -- reservations their load reports do not cover yet, the prefill queued on each, the class policy
 -- key and the client's live reservations. Nil without a view (no meta key). Engines in `avoid` (a
--- set) are left out as if dead: the caller could not reach them.
-local function read_head(meta_key, engines_key, classes_key, res, client, now, avoid)
+-- set) are left out as if dead: the caller could not reach them. `writing`: the call may write
+-- (see kept_counts).
+local function read_head(meta_key, engines_key, classes_key, res, client, now, avoid, writing)
   local meta = redis.call('HMGET', meta_key, 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
     'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input',
     'uncached_prefill_weight', 'reservation_ttl_ms')
@@ -246,6 +338,7 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
     classes = classes_key, res = res, client = client,
   }
   h.horizon = -math.log(h.floor)
+  local k = kept_counts(res, writing, h.res_ttl)
 
   -- Prompts go to BOTH and PREFILL engines; a DECODE pool (disaggregated serving) only takes the
   -- hand-off, so it is kept apart, with its own mean.
@@ -266,8 +359,8 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
         -- Every placement made after the engine measured the load it last reported, by any
         -- balancer, is one more request waiting there: the report does not show it yet.
         -- and every request reported done since, which the report still counts, is one less.
-        e.load = math.max(0, e.waiting + e.running + redis.call('ZCOUNT', res .. ':engine:' .. id, e.after_report, '+inf')
-          - redis.call('ZCOUNT', res .. ':done:' .. id, e.after_report, '+inf'))
+        e.load = math.max(0, e.waiting + e.running + count_after(k, res, RESERVED, id, e.after_report, now)
+          - count_after(k, res, DONE, id, e.after_report, now))
         -- The rate the engine prefills at, as its requests showed it; the configured one until known.
         e.rate = e.prefill_rate > 0 and e.prefill_rate or h.prefill_rate
         engines[id] = e
@@ -295,7 +388,7 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
     if e.slot_ms == 0 and longest then
       e.slot_ms = longest
     elseif e.slot_ms == 0 and e.slots > 0 and e.load >= e.slots then
-      local oldest = redis.call('ZRANGE', res .. ':engine:' .. id, 0, 0, 'WITHSCORES')[2]
+      local oldest = redis.call('ZRANGE', res .. RESERVED .. id, 0, 0, 'WITHSCORES')[2]
       if oldest then e.slot_ms = math.max(0, now - tonumber(oldest)) end
     end
     if e.slot_ms > 0 then slot_sum, slot_known = slot_sum + e.slot_ms, slot_known + 1 end
@@ -482,7 +575,7 @@ local function reserve(h, result, request, n)
   local res, now, ttl = h.res, h.now, h.res_ttl
   release(res, request) -- a request id sent again replaces its reservation instead of counting twice
   local tokens = math.max(0, n - result[2]) * h.chunk
-  local by_engine = res .. ':engine:' .. engine
+  local by_engine = res .. RESERVED .. engine
   redis.call('HSET', res, request, engine .. '|' .. now .. '|' .. tokens .. '|' .. h.client)
   redis.call('ZADD', res .. ':by-time', now, request)
   redis.call('ZADD', by_engine, now, request)
@@ -512,6 +605,7 @@ local function reserve(h, result, request, n)
   redis.call('PEXPIRE', res, ttl)
   redis.call('PEXPIRE', res .. ':by-time', ttl)
   redis.call('PEXPIRE', by_engine, ttl)
+  written(res, RESERVED, engine, now + ttl)
   -- Without a prefill rate there is no telling when the engine holds the prompt: nothing pending.
   if h.prefill_rate and h.sampled and #h.sampled > 0 then pend(h, engine, ready, result[2]) end
 end
@@ -921,7 +1015,7 @@ local function pick_with(keys, args, reserving)
   end
   local function hash(k) return string.sub(packed, 16 * k - 15, 16 * k) end
   local now = now_ms()
-  local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now, engine_set(args[7]))
+  local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now, engine_set(args[7]), reserving)
   if not h then return NO_VIEW end
   if reserving and held(h, args[4], args[8], tonumber(args[1])) then return hold_answer(h) end
   local at = sampled(n)
@@ -947,7 +1041,7 @@ local function place(keys, args)
   local n = tonumber(args[5])
   local now = now_ms()
   local at = sampled(n)
-  local h = read_head(keys[1], keys[2], keys[3], keys[4], args[3], now, engine_set(args[7 + #at]))
+  local h = read_head(keys[1], keys[2], keys[3], keys[4], args[3], now, engine_set(args[7 + #at]), true)
   if not h then return NO_VIEW end
   if held(h, args[4], args[8 + #at], tonumber(args[1])) then return hold_answer(h) end
   h.at = at
@@ -971,6 +1065,8 @@ local function done(keys, args)
   local engines_key, res = keys[1], keys[2]
   local now = now_ms()
   local released = 0
+  -- Claimed before anything is written (see kept_counts); the TTL is the default's, as no meta is read.
+  kept_counts(res, true, DEFAULT_RESERVATION_TTL_MS)
   for i = 1, #args do
     unhold(res, args[i])
     local v = redis.call('HGET', res, args[i])
@@ -978,10 +1074,11 @@ local function done(keys, args)
       local engine, at = string.match(v, '^([^|]*)|(%d+)|')
       local entry = redis.call('HGET', engines_key, engine)
       if entry and tonumber(at) <= parse_engine(entry).load_ms then
-        local key = res .. ':done:' .. engine
+        local key = res .. DONE .. engine
         redis.call('ZADD', key, now, args[i])
         redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. (now - DONE_KEEP_MS))
         redis.call('PEXPIRE', key, DONE_KEEP_MS)
+        written(res, DONE, engine, now + DONE_KEEP_MS)
       end
       released = released + release(res, args[i])
     end
