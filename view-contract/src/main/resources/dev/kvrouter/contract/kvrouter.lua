@@ -163,8 +163,8 @@ end
 --   EXPIRY_MARGIN_MS before the expiry this library last set on the key (unknown: not used);
 -- - bounded: a <res>'s counts dropped whole past COUNTS_CAP keys, those of KEPT_CAP <res> at most;
 --   <res>:kept-by expires reservation_ttl_ms after it is written (every count then is counted again).
-local COUNTS_CAP = 4096
-local KEPT_CAP = 64
+local COUNTS_CAP = 2048
+local KEPT_CAP = 16
 local EXPIRY_MARGIN_MS = 1000
 -- The counted keys' kinds: <res>:engine:<engine> (reservations) and <res>:done:<engine> (dones).
 local RESERVED, DONE = ':engine:', ':done:'
