@@ -161,10 +161,11 @@ end
 --   keeps nothing unless the id there is its own;
 -- - a key's expiry only ever takes a count to 0: a count of 0 stays valid, a larger one only until
 --   EXPIRY_MARGIN_MS before the expiry this library last set on the key (unknown: not used);
--- - bounded: a <res>'s counts dropped whole past COUNTS_CAP keys, those of KEPT_CAP <res> at most;
---   <res>:kept-by expires reservation_ttl_ms after it is written (every count then is counted again).
+-- - bounded: a <res>'s counts dropped whole past COUNTS_CAP keys (~330 bytes of Lua memory each:
+--   ~0.7 MB), those of KEPT_CAP <res> at most (views sharing one Redis; past that all dropped, and
+--   counted again); <res>:kept-by expires reservation_ttl_ms after it is written (likewise).
 local COUNTS_CAP = 2048
-local KEPT_CAP = 16
+local KEPT_CAP = 8
 local EXPIRY_MARGIN_MS = 1000
 -- The counted keys' kinds: <res>:engine:<engine> (reservations) and <res>:done:<engine> (dones).
 local RESERVED, DONE = ':engine:', ':done:'
