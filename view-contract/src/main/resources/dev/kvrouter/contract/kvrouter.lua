@@ -922,7 +922,7 @@ local function match_in_view(h, group1, group_rest, n, hash)
       -- The same test as confidence() without exp() for every probe: age/tau against the limit it
       -- implies, with the exact test where the two could round apart (and for a time ahead of now).
       local limit = math.min(horizon, math.log((e.unsynced and 0.5 or 1) / floor))
-      live[#live + 1] = {id = id, e = e, lead = id .. '=', mid = ',' .. id .. '=', epoch = tonumber(e.epoch),
+      live[#live + 1] = {id = id, e = e, lead = id .. '=', mid = ',' .. id .. '=', epoch = e.epoch_number,
         limit = limit, band = 1e-9 * math.max(1, math.abs(limit)), lo = 1}
     end
   end
