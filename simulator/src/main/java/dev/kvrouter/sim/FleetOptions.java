@@ -32,8 +32,9 @@ public final class FleetOptions {
     int engines;
 
     @Option(names = "--capacity", defaultValue = "32768",
-            description = "KV cache capacity per engine, in blocks of 16 tokens (default: ${DEFAULT-VALUE} = 512k tokens, an 8B model on one 80 GB GPU).")
-    int capacityBlocks;
+            description = "KV cache capacity per engine, in blocks of 16 tokens (default: ${DEFAULT-VALUE} = 512k tokens, an 8B model on one "
+                    + "80 GB GPU), or K times the workload's median prompt, e.g. 4x: caches only a few prompts deep.")
+    String capacity;
 
     @Option(names = "--prefill-rate", defaultValue = "10000", description = "Prefill throughput per engine, uncached tokens/s (default: ${DEFAULT-VALUE}).")
     double prefillRate;
@@ -120,8 +121,34 @@ public final class FleetOptions {
     @Option(names = "--out", description = "Folder for report.md and the charts (default: .kvr/sim-reports/<command>-<time>).")
     Path out;
 
-    EngineConfig engineConfig() {
-        return EngineConfig.defaults().withCapacity(capacityBlocks).withRates(prefillRate, decodeRate).withMaxRunning(maxRunning).withSlotsReported(reportSlots);
+    /** The engines as configured; a capacity given as a multiple of the median prompt is resolved against {@code workload}. */
+    EngineConfig engineConfig(Workload workload) {
+        EngineConfig base = EngineConfig.defaults().withRates(prefillRate, decodeRate).withMaxRunning(maxRunning).withSlotsReported(reportSlots);
+        return base.withCapacity(capacityBlocks(capacity, workload, base.blockTokens()));
+    }
+
+    /**
+     * {@code --capacity}: blocks, or {@code <K>x}, K times the workload's median prompt in whole blocks (at least one block).
+     */
+    static int capacityBlocks(String capacity, Workload workload, int blockTokens) {
+        String c = capacity.trim();
+        try {
+            if (c.endsWith("x") || c.endsWith("X")) {
+                double times = Double.parseDouble(c.substring(0, c.length() - 1));
+                if (times > 0 && times <= 1_000) {
+                    return (int) Math.max(1, Math.round(times * workload.medianPromptBlocks(blockTokens)));
+                }
+            } else {
+                int blocks = Integer.parseInt(c);
+                if (blocks >= 1) {
+                    return blocks;
+                }
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--capacity must be a number of blocks (at least 1, e.g. 32768) or a multiple of the "
+                + "workload's median prompt (e.g. 4x, above 0 and at most 1000x), was '" + capacity + "'");
     }
 
     /** Runs the workload through every chosen policy, writes the report, prints the summary; returns the report path. */
@@ -145,10 +172,11 @@ public final class FleetOptions {
         }
         double windowMs = window != null ? Durations.seconds(window) * 1000 : Math.max(10_000, Math.ceil(expectedDurationS / 60) * 1000);
         String runId = command + "-" + Long.toString(System.currentTimeMillis(), 36);
-        SimRunner.Settings settings = SimRunner.Settings.defaults(engines, engineConfig())
+        EngineConfig engine = engineConfig(workload);
+        SimRunner.Settings settings = SimRunner.Settings.defaults(engines, engine)
                 .withFailures(failures.stream().map(Failure::parse).toList()).withWindowMs(windowMs)
                 .withUsdPerMillion(usdPerMillion).withSpeed(speed).withRunId(runId);
-        int table = tableBlocks > 0 ? tableBlocks : (int) Math.min(Integer.MAX_VALUE - 8L, 2L * engines * capacityBlocks);
+        int table = tableBlocks > 0 ? tableBlocks : (int) Math.min(Integer.MAX_VALUE - 8L, 2L * engines * engine.capacityBlocks());
         Policies.Settings ps = new Policies.Settings(hashBlocks, table, oracleUncachedPrefillWeight, oracleClientMinInflight);
         List<SimRunner.FleetSpec> specs = new ArrayList<>();
         ClientConfig client = topics.clientConfig.load();
@@ -173,7 +201,8 @@ public final class FleetOptions {
             }
             err.println("kvr " + command + ": " + workload.name() + ", " + engines + " engines × " + policies.size() + " policies"
                     + (publish == null ? "" : ", publishing " + publish + " to Kafka")
-                    + (policies.contains("view") ? ", " + balancers + (balancers == 1 ? " balancer" : " balancers") + " on the view" : "") + (speed > 0 ? ", paced ×" + speed : ""));
+                    + (policies.contains("view") ? ", " + balancers + (balancers == 1 ? " balancer" : " balancers") + " on the view" : "") + (speed > 0 ? ", paced ×" + speed : "")
+                    + ", " + engine.capacityBlocks() + " KV blocks an engine");
             SimRunner.Result result = new SimRunner(settings, err).run(workload, specs, expectedRequests);
             printSummary(result, bound, out);
             out.flush();

@@ -36,7 +36,7 @@ public final class ReplayCommand implements Callable<Integer> {
         TraceWorkload w = new TraceWorkload(trace, compression);
         List<TraceWorkload.Entry> entries = w.entries();
         ReportWriter.Bound bound = new ReportWriter.Bound(TraceWorkload.unboundedPrefixHitRate(entries),
-                TraceWorkload.unboundedEngineBlockHitRate(entries, fleet.engineConfig().blockTokens()));
+                TraceWorkload.unboundedEngineBlockHitRate(entries, fleet.engineConfig(w).blockTokens()));
         double seconds = entries.isEmpty() ? 0 : entries.get(entries.size() - 1).timestampMs() / 1000.0 / compression;
         fleet.run("replay", w, w.size(), seconds, bound, FleetOptions.commandLine("replay", spec.commandLine().getParseResult().originalArgs()),
                 spec.commandLine().getOut(), System.err);

@@ -7,7 +7,7 @@ import picocli.CommandLine.Option;
 public final class WorkloadOptions {
 
     @Option(names = "--workload", defaultValue = "mixed",
-            description = "mixed, system-prompt, chat, one-shot, burst or long-context (default: ${DEFAULT-VALUE}).")
+            description = "mixed, system-prompt, chat, one-shot, burst, long-context or long-prefix (default: ${DEFAULT-VALUE}).")
     String workload;
 
     @Option(names = "--seed", defaultValue = "1", description = "Workload seed; equal seeds give equal request streams (default: ${DEFAULT-VALUE}).")

@@ -25,12 +25,41 @@ class CommandsTest {
     void enginesReportTheirSlotsAndBalancersHoldUnlessTurnedOff() {
         SimCommand defaults = new SimCommand();
         new CommandLine(defaults).parseArgs();
-        assertThat(defaults.fleet.engineConfig().reportsSlots()).isTrue();
+        assertThat(defaults.fleet.engineConfig(NO_REQUESTS).reportsSlots()).isTrue();
         assertThat(defaults.fleet.viewHold).isEqualTo("30s");
         SimCommand off = new SimCommand();
         new CommandLine(off).parseArgs("--no-report-slots", "--view-hold", "0ms");
-        assertThat(off.fleet.engineConfig().reportsSlots()).isFalse();
+        assertThat(off.fleet.engineConfig(NO_REQUESTS).reportsSlots()).isFalse();
         assertThat(off.fleet.viewHold).isEqualTo("0ms");
+    }
+
+    private static final dev.kvrouter.sim.workload.Workload NO_REQUESTS = new dev.kvrouter.sim.workload.Workload() {
+        @Override
+        public String name() {
+            return "none";
+        }
+
+        @Override
+        public java.util.Iterator<dev.kvrouter.sim.workload.SimRequest> requests() {
+            return java.util.Collections.emptyIterator();
+        }
+    };
+
+    @Test
+    void capacityIsBlocksOrAMultipleOfTheWorkloadsMedianPrompt() {
+        var w = new dev.kvrouter.sim.workload.SyntheticWorkload("long-prefix", dev.kvrouter.sim.workload.SyntheticWorkload.Settings.defaults(120, 1));
+        int median = w.medianPromptBlocks(16);
+        assertThat(median).as("long-prefix prompts are 10k-40k tokens").isBetween(10_000 / 16, 42_000 / 16);
+        assertThat(FleetOptions.capacityBlocks("4x", w, 16)).isEqualTo(4 * median);
+        assertThat(FleetOptions.capacityBlocks("0.5x", w, 16)).isEqualTo(Math.round(0.5 * median));
+        assertThat(FleetOptions.capacityBlocks("8192", w, 16)).isEqualTo(8192);
+        for (String bad : new String[] {"0", "-3", "0x", "x", "4y", "1e9x", ""}) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> FleetOptions.capacityBlocks(bad, w, 16)).as(bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--capacity").hasMessageContaining("4x");
+        }
+        SimCommand sim = new SimCommand();
+        new CommandLine(sim).parseArgs("--capacity", "8x");
+        assertThat(sim.fleet.engineConfig(w).capacityBlocks()).isEqualTo(8 * median);
     }
 
     @Test

@@ -54,6 +54,15 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--engines", defaultValue = "6", description = "Simulated engines per policy (default: ${DEFAULT-VALUE}).")
     int engines;
 
+    @Option(names = "--capacity", defaultValue = "32768",
+            description = "KV cache per engine, in blocks of 16 tokens, or K times the workload's median prompt (e.g. 4x: caches only a "
+                    + "few prompts deep), as for 'kvr sim' (default: ${DEFAULT-VALUE}).")
+    String capacity;
+
+    @Option(names = "-D", paramLabel = "NAME=VALUE",
+            description = "A job option, as for 'kvr job run' (e.g. -D cost.uncached-prefill-weight=2); over the demo's own settings.")
+    Map<String, String> jobOptions = new LinkedHashMap<>();
+
     @Mixin
     WorkloadOptions stream = new WorkloadOptions();
 
@@ -133,7 +142,7 @@ public final class DemoCommand implements Callable<Integer> {
                 throw new IllegalStateException("the demo's topics could not be created: " + problems);
             }
         }
-        KvRouterJobConfig config = KvRouterJobConfig.from(jobSettings(stack, topics, viewPrefix, run, runDir));
+        KvRouterJobConfig config = KvRouterJobConfig.from(jobSettingsWithOptions(stack, topics, viewPrefix, run, runDir));
         int metricsPort = prometheus ? Ports.free() : 0;
         StreamExecutionEnvironment env = KvRouterJob.environment(config, null, prometheus
                 ? KvRouterJob.prometheusReporter(Integer.toString(metricsPort)) : new org.apache.flink.configuration.Configuration());
@@ -205,6 +214,13 @@ public final class DemoCommand implements Callable<Integer> {
         return s;
     }
 
+    /** The demo's job settings with the {@code -D} options over them. */
+    Map<String, String> jobSettingsWithOptions(StackAddresses stack, String topics, String viewPrefix, String run, Path runDir) {
+        Map<String, String> s = jobSettings(stack, topics, viewPrefix, run, runDir);
+        s.putAll(jobOptions);
+        return s;
+    }
+
     String[] simArgs(StackAddresses stack, String topics, String viewPrefix, Path runDir, double seconds) {
         String failureSpec = failures != null ? failures : String.format(Locale.ROOT, "kill:2@%.0f,slow:1@%.0f/%.0fx0.25",
                 seconds * 0.4, seconds * 0.6, seconds * 0.2);
@@ -213,6 +229,7 @@ public final class DemoCommand implements Callable<Integer> {
                 "--view-hold", viewHold,
                 "--duration", String.format(Locale.ROOT, "%.0fs", seconds),
                 "--engines", Integer.toString(engines),
+                "--capacity", capacity,
                 "--rate-scale", String.format(Locale.ROOT, "%.3f", engines / 8.0), // the workload's rates suit 8 engines
                 "--policies", "view,round-robin,least-loaded,consistent-hash,sglang,aibrix,oracle",
                 "--publish", "view",

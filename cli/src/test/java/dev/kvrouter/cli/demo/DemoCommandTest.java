@@ -45,6 +45,18 @@ class DemoCommandTest {
     }
 
     @Test
+    void theCapacityGoesToTheFleetAndEachDashDToTheJob() {
+        DemoCommand demo = new DemoCommand();
+        new CommandLine(demo).parseArgs("--capacity", "4x", "-D", "cost.uncached-prefill-weight=2", "-D", "ratios.window=20 s");
+        String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), Durations.seconds(demo.duration));
+        assertThat(List.of(args)).containsSequence("--capacity", "4x");
+        new CommandLine(new SimCommand()).parseArgs(args);
+        KvRouterJobConfig c = KvRouterJobConfig.from(demo.jobSettingsWithOptions(STACK, "demo-x.", "demo-x:", "demo-x", Path.of("/tmp/d")));
+        assertThat(c.cost().uncachedPrefillWeight()).isEqualTo(2.0);
+        assertThat(c.ratios().window()).as("over the demo's own 10 s").hasSeconds(20);
+    }
+
+    @Test
     void holdingAndReportedSlotsCanBeTurnedOff() {
         DemoCommand demo = new DemoCommand();
         new CommandLine(demo).parseArgs("--view-hold", "0ms", "--no-report-slots");

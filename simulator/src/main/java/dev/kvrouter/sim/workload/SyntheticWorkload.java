@@ -18,13 +18,16 @@ import java.util.SplittableRandom;
  * <li>{@code burst}: one client sends many requests on one prompt within seconds;</li>
  * <li>{@code long-context}: thousands of multi-turn sessions on long documents (8k–32k-token prompts),
  *     each opening on a context of its own, so almost every first block is distinct and the only
- *     reuse is a session's next turn (client: the session).</li>
+ *     reuse is a session's next turn (client: the session);</li>
+ * <li>{@code long-prefix}: conversations that read one of a few dozen shared long documents (or tool
+ *     schemas) of 10k–40k tokens, chosen by Zipf popularity: heavy sharing of long prefixes, few
+ *     requests per engine, each hit worth seconds of prefill (client: the conversation).</li>
  * </ul>
  * {@code mixed} runs the first four together.
  */
 public final class SyntheticWorkload implements Workload {
 
-    public static final List<String> KINDS = List.of("mixed", "system-prompt", "chat", "one-shot", "burst", "long-context");
+    public static final List<String> KINDS = List.of("mixed", "system-prompt", "chat", "one-shot", "burst", "long-context", "long-prefix");
 
     /** Rates and shapes; the defaults suit 8 engines of {@code EngineConfig.defaults()} at moderate load. */
     public record Settings(double durationS, long seed,
@@ -34,7 +37,9 @@ public final class SyntheticWorkload implements Workload {
                            double oneShotRps, int oneShotTokensMin, int oneShotTokensMax,
                            double burstAtFraction, int burstRequests, double burstSpanS, int burstPromptTokens,
                            int outputTokensMin, int outputTokensMax,
-                           double longContextSessionsPerS, int longContextTokensMin, int longContextTokensMax, int longContextMaxTokens) {
+                           double longContextSessionsPerS, int longContextTokensMin, int longContextTokensMax, int longContextMaxTokens,
+                           double longPrefixSessionsPerS, int documents, double documentZipfExponent, int documentTokensMin,
+                           int documentTokensMax) {
 
         public static Settings defaults(double durationS, long seed) {
             return new Settings(durationS, seed,
@@ -43,7 +48,8 @@ public final class SyntheticWorkload implements Workload {
                     1.5, 500, 4_000,
                     0.5, 300, 10, 2_500,
                     50, 400,
-                    2.5, 8_000, 16_000, 32_000);
+                    2.5, 8_000, 16_000, 32_000,
+                    1.0, 40, 1.1, 10_000, 40_000);
         }
 
         /** These settings with every arrival rate (and the burst's size) multiplied by {@code scale}. */
@@ -52,7 +58,8 @@ public final class SyntheticWorkload implements Workload {
                     systemPromptTokensMax, userSuffixTokensMin, userSuffixTokensMax, users, chatSessionsPerS * scale, turnsMin, turnsMax,
                     thinkTimeMeanS, chatTurnTokensMin, chatTurnTokensMax, oneShotRps * scale, oneShotTokensMin, oneShotTokensMax,
                     burstAtFraction, (int) Math.round(burstRequests * scale), burstSpanS, burstPromptTokens, outputTokensMin,
-                    outputTokensMax, longContextSessionsPerS * scale, longContextTokensMin, longContextTokensMax, longContextMaxTokens);
+                    outputTokensMax, longContextSessionsPerS * scale, longContextTokensMin, longContextTokensMax, longContextMaxTokens,
+                    longPrefixSessionsPerS * scale, documents, documentZipfExponent, documentTokensMin, documentTokensMax);
         }
     }
 
@@ -95,6 +102,9 @@ public final class SyntheticWorkload implements Workload {
         }
         if (kind.equals("long-context")) {
             longContext(all);
+        }
+        if (kind.equals("long-prefix")) {
+            longPrefix(all);
         }
         all.sort(Comparator.comparingDouble(SimRequest::arrivalMs));
         List<SimRequest> numbered = new ArrayList<>(all.size());
@@ -179,6 +189,37 @@ public final class SyntheticWorkload implements Workload {
         sessions(out, new SplittableRandom(s.seed() * 31 + 5), s.longContextSessionsPerS(), new int[] {9, 10, 11},
                 s.longContextTokensMin(), s.longContextTokensMax(), s.chatTurnTokensMax() * 3, s.longContextMaxTokens(), "long-context",
                 "lc-session-");
+    }
+
+    /**
+     * Conversations on shared documents: each opens on one of {@code documents} long documents (Zipf popularity)
+     * followed by a question of its own, and each next turn adds the reply and a new question, as chat does.
+     */
+    private void longPrefix(List<SimRequest> out) {
+        SplittableRandom rnd = new SplittableRandom(s.seed() * 31 + 6);
+        double[] cdf = zipfCdf(s.documents(), s.documentZipfExponent());
+        Prompt.Segment[] documents = new Prompt.Segment[s.documents()];
+        for (int d = 0; d < documents.length; d++) {
+            documents[d] = new Prompt.Segment(seed(12, d), between(rnd, s.documentTokensMin(), s.documentTokensMax()));
+        }
+        double start = 0;
+        for (long session = 0; ; session++) {
+            start += exponential(rnd, 1000 / s.longPrefixSessionsPerS());
+            if (start >= endMs()) {
+                return;
+            }
+            int turns = between(rnd, 1, s.turnsMax() / 2);
+            Prompt prompt = Prompt.of(documents[sample(cdf, rnd.nextDouble())],
+                    new Prompt.Segment(seed(13, session * 1000), between(rnd, s.chatTurnTokensMin(), s.chatTurnTokensMax())));
+            double t = start;
+            for (int turn = 0; turn < turns && t < endMs(); turn++) {
+                int output = output(rnd);
+                out.add(new SimRequest(0, t, "long-prefix", "lp-session-" + session, prompt, output));
+                prompt = prompt.extend(new Prompt.Segment(seed(14, session * 1000 + turn), output),
+                        new Prompt.Segment(seed(13, session * 1000 + turn + 1), between(rnd, s.chatTurnTokensMin(), s.chatTurnTokensMax())));
+                t += exponential(rnd, s.thinkTimeMeanS() * 1000) + output * 1000.0 / 30;
+            }
+        }
     }
 
     private void burst(List<SimRequest> out) {

@@ -51,6 +51,31 @@ class SyntheticWorkloadTest {
     }
 
     @Test
+    void longPrefixIsConversationsSharingAFewLongDocumentsByZipfPopularity() {
+        List<SimRequest> all = new SyntheticWorkload("long-prefix", SyntheticWorkload.Settings.defaults(600, 3)).generate();
+        assertThat(all).allSatisfy(r -> {
+            assertThat(r.requestClass()).isEqualTo("long-prefix");
+            assertThat(r.promptTokens()).isBetween(10_100, 44_000);
+        });
+        Map<Long, Long> perDocument = all.stream().collect(Collectors.groupingBy(r -> r.prompt().segments().get(0).seed(), Collectors.counting()));
+        assertThat(perDocument.size()).as("a few dozen shared documents").isBetween(30, 40);
+        List<Long> counts = perDocument.values().stream().sorted((x, y) -> Long.compare(y, x)).toList();
+        // Zipf 1.1 over 40 documents: the most read takes about a quarter of the requests.
+        assertThat(counts.get(0) / (double) all.size()).isBetween(0.18, 0.36);
+        assertThat(all.stream().map(r -> r.prompt().segments().get(0)).allMatch(d -> d.length() >= 10_000 && d.length() <= 40_000)).isTrue();
+        Map<String, List<SimRequest>> sessions = all.stream().collect(Collectors.groupingBy(SimRequest::clientId));
+        assertThat(sessions.size()).as("~1 conversation a second").isBetween(500, 700);
+        for (List<SimRequest> turns : sessions.values()) {
+            for (int i = 1; i < turns.size(); i++) {
+                List<Prompt.Segment> before = turns.get(i - 1).prompt().segments();
+                assertThat(turns.get(i).prompt().segments().subList(0, before.size())).as("a turn extends the one before").isEqualTo(before);
+            }
+        }
+        // Each conversation's first question is its own: only the document is shared.
+        assertThat(sessions.values().stream().map(t -> t.get(0).prompt().segments().get(1).seed()).distinct().count()).isEqualTo(sessions.size());
+    }
+
+    @Test
     void arrivalsAreOrderedAndNumbered() {
         List<SimRequest> all = generate("mixed", 1);
         for (int i = 0; i < all.size(); i++) {
