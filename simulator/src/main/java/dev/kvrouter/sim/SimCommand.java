@@ -15,7 +15,7 @@ import picocli.CommandLine.Spec;
                 + "(each policy drives its own copy of the fleet, all on one virtual clock). Writes report.md and PNG charts.", "",
                 "Workloads: system-prompt (apps with standing system prompts, Zipf popularity, unique user suffixes), chat (multi-turn "
                         + "sessions), one-shot (unique batch prompts), burst (one client, one prompt, many requests in seconds), long-context (multi-turn sessions on 8k-32k-token "
-                        + "prompts, each with a document of its own), long-prefix (conversations reading one of 40 shared 10k-40k-token "
+                        + "prompts, each with a document of its own), long-prefix (conversations reading one of 400 shared 10k-40k-token "
                         + "documents, Zipf popularity), mixed (the first four).",
                 ""})
 public final class SimCommand implements Callable<Integer> {

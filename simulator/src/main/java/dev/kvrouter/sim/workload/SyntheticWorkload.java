@@ -19,9 +19,10 @@ import java.util.SplittableRandom;
  * <li>{@code long-context}: thousands of multi-turn sessions on long documents (8k–32k-token prompts),
  *     each opening on a context of its own, so almost every first block is distinct and the only
  *     reuse is a session's next turn (client: the session);</li>
- * <li>{@code long-prefix}: conversations that read one of a few dozen shared long documents (or tool
- *     schemas) of 10k–40k tokens, chosen by Zipf popularity: heavy sharing of long prefixes, few
- *     requests per engine, each hit worth seconds of prefill (client: the conversation).</li>
+ * <li>{@code long-prefix}: conversations that each read one of 400 shared long documents (or tool
+ *     schemas) of 10k–40k tokens, chosen by Zipf popularity: a head read over and over, a long tail
+ *     read once or twice, caches a few dozen documents deep, each hit worth seconds of prefill
+ *     (client: the conversation).</li>
  * </ul>
  * {@code mixed} runs the first four together.
  */
@@ -49,7 +50,7 @@ public final class SyntheticWorkload implements Workload {
                     0.5, 300, 10, 2_500,
                     50, 400,
                     2.5, 8_000, 16_000, 32_000,
-                    1.0, 40, 1.1, 10_000, 40_000);
+                    0.8, 400, 1.0, 10_000, 40_000);
         }
 
         /** These settings with every arrival rate (and the burst's size) multiplied by {@code scale}. */
