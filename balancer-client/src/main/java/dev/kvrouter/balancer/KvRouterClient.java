@@ -41,7 +41,7 @@ public final class KvRouterClient implements AutoCloseable {
      *                         FALLBACK_LOAD_ONLY, NO_VIEW, or HOLD ({@link #held()})
      * @param viewAgeMs        age of the view at the pick; -1 when there was none
      * @param confidence       confidence that the matched blocks are still there, 0..1
-     * @param saving           the cost view: expected outcome and what it saves
+     * @param saving           the cost view: expected outcome, what it saves and the wait it adds
      * @param handoff          disaggregated serving: the decode engine and the hand-off's milliseconds; NONE without a DECODE pool
      * @param bestHolderBlocks blocks of the prompt the best holder matches, whichever engine was chosen: what affinity
      *                         would match (also for a class whose affinity is off; 0 without a fresh view)
@@ -293,7 +293,7 @@ public final class KvRouterClient implements AutoCloseable {
         return pick(chain, null);
     }
 
-    /** Picks for a prompt of a prefix class; a class whose affinity the job turned off is placed on load alone. */
+    /** Picks for a prompt of a prefix class; a class an operator turned off is placed on load alone. */
     public Pick pick(long[] chain, String prefixClass) {
         return pick(chain, prefixClass, null);
     }
@@ -308,7 +308,7 @@ public final class KvRouterClient implements AutoCloseable {
 
     /**
      * Picks for a prompt of a prefix class (null for none) from a client (null for none), reserving
-     * under {@code requestId} (null: no reservation): a class whose affinity the job turned off is
+     * under {@code requestId} (null: no reservation): a class an operator turned off is
      * placed on load alone, and no engine gets more than the client cap of one client's live
      * reservations. Call {@link #done(String)} with the id when the request ends.
      */
@@ -486,8 +486,10 @@ public final class KvRouterClient implements AutoCloseable {
         }
         Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW
                 : engine.isEmpty() && !HOLD.equals(reason) ? Source.NO_ENGINE : Source.VIEW;
+        // The added wait came with the answer's 13th field; a library loaded by an older job has none.
         PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(5), ((Long) answer.get(6)).intValue(),
-                Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)));
+                Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)),
+                answer.size() > 12 ? Double.parseDouble((String) answer.get(12)) : 0);
         PickPolicy.Handoff handoff = ((String) answer.get(9)).isEmpty() ? PickPolicy.Handoff.NONE
                 : new PickPolicy.Handoff((String) answer.get(9), Double.parseDouble((String) answer.get(10)));
         return new Pick(engine, ((Long) answer.get(1)).intValue(), reason, age, Double.parseDouble((String) answer.get(4)), source,

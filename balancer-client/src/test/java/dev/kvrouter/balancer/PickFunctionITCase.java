@@ -627,7 +627,77 @@ class PickFunctionITCase {
     }
 
     @Test
-    void aClassWhoseAffinityIsOffIsPlacedOnLoadAloneAndStillSaysWhatAffinityWouldMatch() {
+    void eachPlacementSaysThePrefillItSavesAndTheWaitItAddsAndAHolderIsKeptOnlyWhileTheWeightedSavingOutweighsTheWait() {
+        // 16 tokens/s: a block of prefill is a second. e1 holds 2 of the prompt's 4 blocks: it saves 2 s of prefill.
+        // Slots and slot times known (8 each, 20 s): the wait is priced, no load threshold turns a holder away.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        for (String e : List.of("e1", "e2", "e3")) {
+            redis.hset(layout.enginesKey(), e, new EngineEntry("READY", 0, 0, 500, TAU, 1, false, now, EngineEntry.BOTH, 8, 0, 20_000).encode());
+        }
+        hold(1, "e1");
+        hold(2, "e1");
+        Pick first = pick(router, chain);
+        assertThat(first).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
+        assertThat(first.saving().prefillMs()).isEqualTo(2_000.0);
+        assertThat(first.saving().addedWaitMs()).as("nothing queued anywhere yet").isZero();
+        // Each placement on e1 queues its 2 uncached blocks there (2 s). e1 keeps the prompt while its
+        // queue stays within 3 x the 2 s it saves: 2 + 3 x 2 = 8 s there against 3 x 4 = 12 s on e2 and e3,
+        // then 4 + 6 = 10 s, then 6 + 6 = 12 s less the milliseconds since: still e1.
+        for (double queued : new double[] {2_000, 4_000, 6_000}) {
+            Pick p = pick(router, chain);
+            assertThat(p).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
+            assertThat(p.saving().prefillMs()).isEqualTo(2_000.0);
+            assertThat(p.saving().addedWaitMs()).as("the queue on e1 against none elsewhere").isBetween(queued - 500, queued);
+        }
+        // 8 + 6 s: more than the prompt costs cold elsewhere. Placed where it starts at once, it adds no wait.
+        Pick cold = pick(router, chain);
+        assertThat(cold.engineId()).isIn("e2", "e3");
+        assertThat(cold.reason()).isEqualTo("SPILL_BUSY");
+        assertThat(cold.saving().prefillMs()).isZero();
+        assertThat(cold.saving().addedWaitMs()).isZero();
+    }
+
+    @Test
+    void oneShotPromptsWhoseOnlySharedPartIsAShortTemplateAreNotPinnedToItsHolder() {
+        // The long-tail defence is the price: a one-shot prompt that shares its first block (a chat template)
+        // with one engine saves a second there, so it waits there for at most 3 s more than elsewhere. e1 has
+        // 10 s queued: 10 + 3 x 3 s there; each one-shot queues its 4 s elsewhere, 4 + 3 x 4 s after the first.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        long[] template = new CanonicalBlockHasher(16).chain("m", null, IntStream.range(0, 16).toArray(), List.of());
+        redis.hset(layout.groupKey(ViewLayout.tag(template, 1, 2)), ViewLayout.hex(template[0]), ViewLayout.holder("e1", now, 1));
+        redis.hset(layout.reservationsKey() + ":prefill", "e1", "10000.0|" + System.currentTimeMillis());
+        for (int i = 0; i < 3; i++) {
+            int[] tokens = IntStream.concat(IntStream.range(0, 16), IntStream.range(1_000 * (i + 1), 1_000 * (i + 1) + 48)).toArray();
+            long[] oneShot = new CanonicalBlockHasher(16).chain("m", null, tokens, List.of());
+            assertThat(oneShot[0]).isEqualTo(template[0]);
+            Pick p = pick(router, oneShot, "one-shot");
+            assertThat(p.engineId()).as("one-shot %d", i).isNotEqualTo("e1");
+            assertThat(p.bestHolderBlocks()).isEqualTo(1);
+            assertThat(p.saving().addedWaitMs()).isZero();
+        }
+        // A prompt nobody holds any of goes where it starts soonest, adding no wait, with nothing to save.
+        Pick unique = pick(router, new CanonicalBlockHasher(16).chain("m", null, IntStream.range(9_000, 9_064).toArray(), List.of()),
+                "one-shot");
+        assertThat(unique).extracting(Pick::reason, Pick::bestHolderBlocks).containsExactly("COLD", 0);
+        assertThat(unique.saving()).isEqualTo(PickPolicy.Saving.NONE);
+    }
+
+    @Test
+    void aClassIsNeverJudgedByItsHitRateTheFirstRequestAHolderCanServeGoesThere() {
+        // Nothing about a class is kept between picks: after any number of cold requests of a class (a low hit
+        // rate), the first one whose prompt a holder has goes there; no class policy in Redis, none needed.
+        for (int i = 0; i < 20; i++) {
+            long[] cold = new CanonicalBlockHasher(16).chain("m", null, IntStream.range(2_000 + 64 * i, 2_064 + 64 * i).toArray(), List.of());
+            assertThat(pick(router, cold, "long-prefix").reason()).isEqualTo("COLD");
+        }
+        holdWholePrompt("e2");
+        assertThat(pick(router, chain, "long-prefix")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
+                .containsExactly("e2", 4, "AFFINITY");
+        assertThat(redis.exists(layout.classesKey())).isZero();
+    }
+
+    @Test
+    void anOperatorCanStillTurnAClassOffByHandItIsPlacedOnLoadAloneAndStillSaysWhatAffinityWouldMatch() {
         hold(1, "e1");
         hold(2, "e1");
         redis.hset(layout.classesKey(), Map.of("batch", "off", "chat", "on"));
@@ -639,7 +709,7 @@ class PickFunctionITCase {
     }
 
     @Test
-    void withThePrefillRateKnownAClassWhoseAffinityIsOffGoesWhereItStartsSoonestAsIfNobodyHeldIt() {
+    void withThePrefillRateKnownAClassTurnedOffByHandGoesWhereItStartsSoonestAsIfNobodyHeldIt() {
         // 16 tokens/s: the 4-block prompt is 4 s of prefill where it is not cached. e1 holds half of it.
         redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16"));
         hold(1, "e1");

@@ -63,8 +63,9 @@ class RedisCliPickITCase {
             assertThat(out.get(1)).isEqualTo("3");
             assertThat(out.get(2)).isEqualTo("AFFINITY");
             assertThat(out.get(11)).as("the best holder's match").isEqualTo("3");
-            assertThat(out.get(12)).as("kvr_done: the reservation released").isEqualTo("1");
-            assertThat(out).hasSize(13);
+            assertThat(out.get(12)).as("the wait it adds: no prefill rate, no slots known").isEqualTo("0.0");
+            assertThat(out.get(13)).as("kvr_done: the reservation released").isEqualTo("1");
+            assertThat(out).hasSize(14);
             assertThat(redis.hlen(layout.reservationsKey())).isZero();
         } finally {
             client.shutdown();

@@ -86,6 +86,7 @@ public final class JobCommand {
             settings.put("job.checkpoint-dir", java.nio.file.Path.of(stateDir).toAbsolutePath().resolveSibling("checkpoints").toUri().toString());
             settings.putAll(options);
             KvRouterJobConfig config = KvRouterJobConfig.from(settings);
+            config.warnings().forEach(w -> System.err.println("kvr job run: warning: " + w));
             if (fromSavepoint != null && !Files.isDirectory(Path.of(fromSavepoint))) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "--from-savepoint " + fromSavepoint
                         + " is not a directory: give the path './kvr job stop --savepoint' printed, or a chk-N directory");

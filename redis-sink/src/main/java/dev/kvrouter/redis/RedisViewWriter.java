@@ -221,7 +221,7 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         f.add(redis.hset(layout.metaKey(), meta));
         f.add(redis.pexpire(layout.metaKey(), options.viewTtlMs()));
         f.add(redis.pexpire(layout.enginesKey(), options.viewTtlMs()));
-        // The class policy is routing state too: it goes with the view when the job stops.
+        // An operator's class switches are routing state too: they go with the view when the job stops.
         f.add(redis.pexpire(layout.classesKey(), options.viewTtlMs()));
         f.add(redis.pexpire(layout.clientsKey(), options.viewTtlMs()));
         // Ratios are a report, not routing state: they may outlive the view a little, not forever.

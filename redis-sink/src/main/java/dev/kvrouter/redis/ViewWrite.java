@@ -67,7 +67,7 @@ public class ViewWrite {
         return w;
     }
 
-    /** Affinity {@code on} or {@code off} for a prefix class. */
+    /** Affinity {@code on} or {@code off} for a prefix class (the job writes none since 2026-12; older jobs' writes still apply). */
     public static ViewWrite classPolicy(String prefixClass, String value, long eventTimeMs) {
         ViewWrite w = meta(prefixClass, value, eventTimeMs);
         w.kind = Kind.CLASS_POLICY;

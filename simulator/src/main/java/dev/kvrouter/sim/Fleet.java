@@ -152,7 +152,8 @@ public final class Fleet implements FleetView {
                     .setPrefixClass(request.requestClass()).setModel(engine.config().model()).setEngineId(engine.id())
                     .setPredictedCachedBlocks(route.predictedBlocks()).setReason(route.reason())
                     .setTsMs(clock.epochMs()).setPromptBlockHashes(hashes)
-                    .setBestHolderBlocks(route.bestHolderBlocks()).build());
+                    .setBestHolderBlocks(route.bestHolderBlocks()).setSavedPrefillMs(route.savedPrefillMs())
+                    .setAddedWaitMs(route.addedWaitMs()).build());
         }
         metrics.arrived(p, route.engine());
         pending++;

@@ -321,8 +321,8 @@ local prefill_of = memo(function(v)
 end)
 
 -- What every placement reads from the head slot: the meta figures, the live engines with the
--- reservations their load reports do not cover yet, the prefill queued on each, the class policy
--- key and the client's live reservations. Nil without a view (no meta key). Engines in `avoid` (a
+-- reservations their load reports do not cover yet, the prefill queued on each, the operator's
+-- class switches key and the client's live reservations. Nil without a view (no meta key). Engines in `avoid` (a
 -- set) are left out as if dead: the caller could not reach them. `writing`: the call may write
 -- (see kept_counts).
 local function read_head(meta_key, engines_key, classes_key, res, client, now, avoid, writing)
@@ -618,10 +618,24 @@ end
 -- Returns: engine, matched blocks, reason, view age ms, confidence (string), expected outcome (HIT,
 --          TRANSFER, COLD), prompt tokens it saves recomputing, their price in dollars (string),
 --          prefill milliseconds saved (string), decode engine ('' unless the fleet has a DECODE
---          pool), prefill-to-decode hand-off ms on the TTFT path (string), and the blocks the best
---          holder matches whichever engine was chosen (what affinity would match).
+--          pool), prefill-to-decode hand-off ms on the TTFT path (string), the blocks the best
+--          holder matches whichever engine was chosen (what affinity would match), and the wait it
+--          adds (string, ms): how much later the request can start on the chosen engine than on the
+--          soonest one it could have gone to. The saving and the added wait are what decided.
 local function decide(h, n, class, max_age, match)
   local engines, age, now = h.engines, h.age, h.now
+
+  -- How long a request placed on the engine waits before its own prefill can start: the prefill
+  -- already placed there by every balancer, or, with every slot taken, a slot freeing (free_ms per
+  -- request ahead).
+  local function wait(id)
+    local e = engines[id]
+    local start = h.backlog[id] or 0
+    if e.free_ms then
+      start = math.max(start, (e.load - e.slots + 1) * e.free_ms)
+    end
+    return start
+  end
 
   -- Disaggregated serving: the least loaded decode engine that is ready and not hot (else the least
   -- loaded), and the whole prompt's KV hand-off to it, on the TTFT path whatever the cache saved.
@@ -639,6 +653,8 @@ local function decide(h, n, class, max_age, match)
     result[11] = string.format('%.1f', handoff_ms)
     return result
   end
+
+  local added_wait -- (below: it needs the rules that make an engine eligible)
 
   -- The cost view: what the placement is expected to save. A hit skips the matched prefill; when the
   -- request lands away from the best holder, moving that holder's KV pays if it is faster than
@@ -662,6 +678,7 @@ local function decide(h, n, class, max_age, match)
     result[8] = string.format('%.6f', tokens * h.price / 1000000)
     result[9] = string.format('%.1f', saved_ms)
     result[12] = best_depth
+    result[13] = string.format('%.1f', added_wait(result[1]))
     return with_decode(result)
   end
 
@@ -720,6 +737,21 @@ local function decide(h, n, class, max_age, match)
     return best
   end
 
+  -- The cost side of the cost view: how much longer the request waits to start on the chosen engine
+  -- than on the soonest engine it could have gone to (one not overloaded and within the client's cap;
+  -- any engine when none is). Affinity is taken only where uncached_prefill_weight x the prefill it
+  -- skips outweighs this: the two figures a request's placement is judged by.
+  added_wait = function(id)
+    if not engines[id] then return 0 end
+    local soonest_wait, any_wait
+    for other in pairs(engines) do
+      local t = wait(other)
+      if not any_wait or t < any_wait then any_wait = t end
+      if (not soonest_wait or t < soonest_wait) and not overloaded(other) and not over_client_cap(other) then soonest_wait = t end
+    end
+    return math.max(0, wait(id) - (soonest_wait or any_wait))
+  end
+
   if age > max_age or n == 0 then
     return priced({least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}, 0)
   end
@@ -738,12 +770,7 @@ local function decide(h, n, class, max_age, match)
   -- a second copy of another engine's blocks takes).
   -- Ties: the longer run, the lower load, the id.
   local function delay(id, runs)
-    local e = engines[id]
-    local start = h.backlog[id] or 0
-    if e.free_ms then
-      start = math.max(start, (e.load - e.slots + 1) * e.free_ms)
-    end
-    return start + h.miss_weight * (n - (runs[id] or 0)) * h.chunk / e.rate * 1000
+    return wait(id) + h.miss_weight * (n - (runs[id] or 0)) * h.chunk / engines[id].rate * 1000
   end
   local function soonest(runs)
     local best, best_delay
@@ -767,10 +794,10 @@ local function decide(h, n, class, max_age, match)
     return best
   end
 
-  -- A class whose affinity does not pay (the job turned it off) is placed as if nobody held its
-  -- prompt: where it starts soonest (with the prefill rate known: a slow engine's few requests are
-  -- no reason to send it more), else on load alone. The best holder's match still goes back with
-  -- the answer, so the job can see what affinity would earn.
+  -- A class an operator turned off (the job never does: the least delay below prices affinity per
+  -- request) is placed as if nobody held its prompt: where it starts soonest (with the prefill rate
+  -- known: a slow engine's few requests are no reason to send it more), else on load alone. The best
+  -- holder's match still goes back with the answer.
   if class ~= '' and redis.call('HGET', h.classes, class) == 'off' then
     local best = h.prefill_rate and soonest({})
     return priced({best or least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
@@ -875,11 +902,11 @@ local function decide(h, n, class, max_age, match)
   return priced({least_loaded(), 0, why, age, '0'}, best_run)
 end
 
-local NO_VIEW = {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0', 0}
+local NO_VIEW = {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0', 0, '0'}
 
 -- The answer to a request told to wait: no engine, reason HOLD; it asks again.
 local function hold_answer(h)
-  return {'', 0, 'HOLD', h.age, '0', 'COLD', 0, '0', '0', '', '0', 0}
+  return {'', 0, 'HOLD', h.age, '0', 'COLD', 0, '0', '0', '', '0', 0, '0'}
 end
 
 -- Whether a request offered to wait (hold_ms, '' or 0: never) must: only with a request id to
@@ -997,7 +1024,7 @@ local function engine_set(list)
   return set
 end
 
--- KEYS: meta, engines, group of block 1, group of blocks 2..n, class policy, reservations
+-- KEYS: meta, engines, group of block 1, group of blocks 2..n, class switches, reservations
 -- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), request id ('' to
 --       reserve nothing), n, the prompt's n block hashes as one argument (16 hex digits each, one
 --       after the other: the pick reads only the blocks it probes, and one argument costs Redis one
@@ -1032,7 +1059,7 @@ end
 
 -- Redis Cluster: the balancer matched the prompt against the groups itself (they sit in other
 -- slots) and places it here, in the head slot, in a second round trip.
--- KEYS: meta, engines, class policy, reservations
+-- KEYS: meta, engines, class switches, reservations
 -- ARGV: max_view_age_ms, prefix class, client id, request id ('' to reserve nothing), n,
 --       the holders' runs: engine=depth:confidence,... ('' for none), then optionally the prompt's
 --       hashes at the sampled positions 1, 2, 4, ... below n, and n (the pending prefixes; without

@@ -143,6 +143,7 @@ public final class DemoCommand implements Callable<Integer> {
             }
         }
         KvRouterJobConfig config = KvRouterJobConfig.from(jobSettingsWithOptions(stack, topics, viewPrefix, run, runDir));
+        config.warnings().forEach(w -> System.err.println("kvr demo: warning: " + w));
         int metricsPort = prometheus ? Ports.free() : 0;
         StreamExecutionEnvironment env = KvRouterJob.environment(config, null, prometheus
                 ? KvRouterJob.prometheusReporter(Integer.toString(metricsPort)) : new org.apache.flink.configuration.Configuration());

@@ -8,6 +8,7 @@ import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 
@@ -206,16 +207,23 @@ public final class KvRouterJobOptions {
                     + "requests share)."),
             atLeast(1));
 
-    public static final Declared<Double> AFFINITY_OFF_BELOW = declare(ConfigOptions.key("ratios.affinity-off-below").doubleType()
-            .defaultValue(0.05).withDescription("A class whose windowed hit rate falls below this gets affinity off in pick."),
-            atLeast(0.0));
-    public static final Declared<Double> AFFINITY_ON_ABOVE = declare(ConfigOptions.key("ratios.affinity-on-above").doubleType()
-            .defaultValue(0.15).withDescription("...and back on once the share of its requests whose best holder matched a block (what "
-                    + "affinity would have hit, measured while it is off) climbs above this (hysteresis)."),
-            fraction());
     public static final Declared<Integer> AFFINITY_MIN_REQUESTS = declare(ConfigOptions.key("ratios.affinity-min-requests").intType()
-            .defaultValue(20).withDescription("Windows with fewer requests of a class leave its affinity setting as it is."),
+            .defaultValue(20).withDescription("A class's window with fewer requests than this (that carried the cost view) judges "
+                    + "nothing: AFFINITY_NOT_PAYING fires or clears only on windows this large."),
             atLeast(1));
+
+    /**
+     * Options older jobs took, each with what replaced it: given, they are ignored with a warning, so
+     * that a command line from before keeps starting the job.
+     */
+    private static final String CLASS_SWITCH_REMOVED = "a class's affinity is no longer switched off on its hit rate: kvr_pick "
+            + "prices every request by the prefill a holder saves against the wait it adds (tune cost.uncached-prefill-weight), and "
+            + "the AFFINITY_NOT_PAYING alert reports a class whose placements added more wait than they saved "
+            + "(ratios.affinity-min-requests: the smallest window judged)";
+
+    public static final Map<String, String> REMOVED = Map.of(
+            "ratios.affinity-off-below", CLASS_SWITCH_REMOVED,
+            "ratios.affinity-on-above", CLASS_SWITCH_REMOVED);
 
     public static final Declared<Double> ALERT_STALENESS_ABOVE = declare(ConfigOptions.key("alerts.staleness-above").doubleType()
             .defaultValue(0.2).withDescription("A class whose staleness ratio exceeds this (over at least ratios.affinity-min-requests "

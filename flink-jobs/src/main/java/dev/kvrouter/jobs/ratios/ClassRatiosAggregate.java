@@ -1,5 +1,6 @@
 package dev.kvrouter.jobs.ratios;
 
+import dev.kvrouter.common.AffinityCost;
 import dev.kvrouter.common.LoadStats;
 import dev.kvrouter.jobs.policy.RequestOutcomes;
 import dev.kvrouter.metrics.ClassRatios;
@@ -56,6 +57,12 @@ public final class ClassRatiosAggregate implements AggregateFunction<JoinedReque
                 a.wouldMatch++;
             }
         }
+        if (r.savedPrefillMs != null && r.addedWaitMs != null) {
+            a.costKnown++;
+            a.savedPrefillMs += AffinityCost.realizedSavingMs(r.savedPrefillMs, r.predictedCachedBlocks, r.cachedTokens, blockTokens,
+                    r.completed);
+            a.addedWaitMs += Math.max(0, r.addedWaitMs);
+        }
         a.perEngine.merge(r.engineId, 1L, Long::sum);
         a.ttft.add(r.ttftMs);
         return a;
@@ -84,6 +91,9 @@ public final class ClassRatiosAggregate implements AggregateFunction<JoinedReque
                 .setUnmatchedOutcomes(a.unmatchedOutcomes)
                 .setWouldMatch(a.wouldMatch)
                 .setWouldMatchKnown(a.wouldMatchKnown)
+                .setCostKnown(a.costKnown)
+                .setSavedPrefillMsPerRequest(a.costKnown == 0 ? 0 : a.savedPrefillMs / a.costKnown)
+                .setAddedWaitMsPerRequest(a.costKnown == 0 ? 0 : a.addedWaitMs / a.costKnown)
                 .build();
     }
 
@@ -99,6 +109,9 @@ public final class ClassRatiosAggregate implements AggregateFunction<JoinedReque
         a.unmatchedOutcomes += b.unmatchedOutcomes;
         a.wouldMatch += b.wouldMatch;
         a.wouldMatchKnown += b.wouldMatchKnown;
+        a.costKnown += b.costKnown;
+        a.savedPrefillMs += b.savedPrefillMs;
+        a.addedWaitMs += b.addedWaitMs;
         b.perEngine.forEach((e, n) -> a.perEngine.merge(e, n, Long::sum));
         a.ttft.merge(b.ttft);
         return a;

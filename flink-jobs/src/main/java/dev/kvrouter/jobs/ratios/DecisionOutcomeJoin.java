@@ -133,6 +133,8 @@ public final class DecisionOutcomeJoin extends KeyedCoProcessFunction<String, Ro
         j.reason = d.getReason();
         j.predictedCachedBlocks = d.getPredictedCachedBlocks();
         j.bestHolderBlocks = d.getBestHolderBlocks();
+        j.savedPrefillMs = d.getSavedPrefillMs();
+        j.addedWaitMs = d.getAddedWaitMs();
         j.rootBlock = d.getPromptBlockHashes().isEmpty() ? 0 : d.getPromptBlockHashes().get(0);
         j.promptBlocks = blocks(d);
         j.promptTokens = o.getPromptTokens();

@@ -16,6 +16,9 @@ public class JoinedRequest implements Cloneable {
     public int predictedCachedBlocks;
     /** Blocks the view's best holder matched, whichever engine was chosen (what affinity would match); null when not said. */
     public Integer bestHolderBlocks;
+    /** The decision's cost view: prefill milliseconds it expected to skip, and the wait it added; null when not said. */
+    public Double savedPrefillMs;
+    public Double addedWaitMs;
     /** The prompt's first canonical block, for popularity classes; 0 when the decision had none. */
     public long rootBlock;
     /** The decision's prompt blocks, for the hot-prefix table; dropped once the class is assigned. */

@@ -17,6 +17,10 @@ public class RatioAccumulator {
     /** Requests whose best holder matched a block (what affinity would hit), of those whose decision said (known). */
     public long wouldMatch;
     public long wouldMatchKnown;
+    /** Requests whose decision carried the cost view, what their placements saved (as the engines showed it) and the wait they added. */
+    public long costKnown;
+    public double savedPrefillMs;
+    public double addedWaitMs;
     /** Requests per engine, for the load Gini; at most one entry per engine of the fleet. */
     public Map<String, Long> perEngine = new HashMap<>();
     public LatencyHistogram ttft = new LatencyHistogram();

@@ -16,7 +16,7 @@ import dev.kvrouter.jobs.io.LocationUpdate;
 import dev.kvrouter.jobs.io.RawRecord;
 import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.io.ViewWriteType;
-import dev.kvrouter.jobs.policy.AffinitySwitch;
+import dev.kvrouter.jobs.policy.AffinityPayoff;
 import dev.kvrouter.metrics.ClassRatios;
 import dev.kvrouter.metrics.WindowKind;
 import dev.kvrouter.redis.ViewWrite;
@@ -33,8 +33,8 @@ import org.apache.flink.util.Collector;
 /**
  * The per-class ratios: routing decisions joined with request outcomes by request id (bounded),
  * each request given its prefix class, then the four ratios per class on a tumbling and a longer
- * sliding window, to the ratios topic and, latest values, to Redis; and per class, affinity on or
- * off by its tumbling hit rate (with hysteresis), for kvr_pick.
+ * sliding window, to the ratios topic and, latest values, to Redis; and per class, whether affinity
+ * paid (the prefill it saved against the wait it added), for the alert rules and the class gauges.
  *
  * <pre>
  * decisions ─ decode ─┐                                      ┌─ tumbling ─┐
@@ -110,9 +110,10 @@ public final class RatiosWorkflow {
         DataStream<ClassRatios> ratios = tumbling.union(sliding);
         ratios.sinkTo(sinks.ratios()).name("ratios topic").uid("sink-ratios");
         KeySelector<ClassRatios, String> ratiosClass = r -> r.getPrefixClass();
-        SingleOutputStreamOperator<ViewWrite> policy = tumbling.keyBy(ratiosClass)
-                .process(new ClassPolicy(new AffinitySwitch(config.ratios().affinityOffBelow(), config.ratios().affinityOnAbove(), config.ratios().affinityMinRequests())))
-                .returns(ViewWriteType.INFO).name("class affinity").uid("class-affinity");
+        // The uid is the class policy's of older jobs: their savepoints' switch state is restored here and cleared.
+        DataStream<AlertObservation> affinityPaid = tumbling.keyBy(ratiosClass)
+                .process(new AffinityLedger(new AffinityPayoff(config.ratios().affinityMinRequests())))
+                .returns(TypeInformation.of(AlertObservation.class)).name("class affinity paid").uid("class-affinity");
         KeySelector<RoutingDecision, String> decisionClient = RoutingDecision::getClientId;
         KeySelector<JoinedRequest, String> doneClient = r -> r.clientId;
         DataStream<ViewWrite> clients = decisions.filter(d -> d.getClientId() != null).name("decisions with a client")
@@ -131,12 +132,12 @@ public final class RatiosWorkflow {
                                 + " requests routed for affinity found fewer cached blocks than the view promised",
                         r.getWindowEndMs()))
                 .returns(TypeInformation.of(AlertObservation.class)).name("staleness").uid("staleness-observations")
-                .union(policy.getSideOutput(ClassPolicy.AFFINITY))
+                .union(affinityPaid)
                 .keyBy(alertKey).process(new AlertRules()).returns(TypeInformation.of(Alert.class))
                 .name("class alerts").uid("class-alerts")
                 .sinkTo(sinks.alerts()).name("alerts topic").uid("sink-class-alerts");
         ratios.map(RatiosWorkflow::latest).returns(ViewWriteType.INFO).name("latest ratios").uid("latest-ratios")
-                .union(policy, clients)
+                .union(clients)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
         int chunkTokens = config.view().chunkTokens();
         int tagDepth = config.view().tagDepth();

@@ -64,6 +64,8 @@ public final class KvRouterJob {
     /** The name the job runs under (Flink's web UI, logs, 'flink list'): it keeps the routing view and the ratios. */
     public static final String JOB_NAME = "kv-router: routing view and ratios";
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(KvRouterJob.class);
+
     private KvRouterJob() {}
 
     public static void main(String[] args) throws Exception {
@@ -175,6 +177,8 @@ public final class KvRouterJob {
 
     /** The Kafka sources, the Redis and Kafka sinks, around the workflow. */
     public static void wire(StreamExecutionEnvironment env, KvRouterJobConfig config) {
+        // Removed options were given: said where the job's submitter reads (its log), not a reason to refuse to start.
+        config.warnings().forEach(w -> LOG.warn("kv-router job: {}", w));
         DataStream<RawRecord> kvEvents = env.fromSource(source(config, config.kafka().topic(TopicNames.KV_EVENTS)),
                 WatermarkStrategy.noWatermarks(), "kv events").uid("source-kv-events");
         DataStream<RawRecord> loads = env.fromSource(source(config, config.kafka().topic(TopicNames.ENGINE_LOAD)),

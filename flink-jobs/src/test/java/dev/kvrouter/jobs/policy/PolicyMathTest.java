@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.offset;
 
+import dev.kvrouter.common.AffinityCost;
 import dev.kvrouter.jobs.policy.RequestOutcomes.Kind;
 import org.junit.jupiter.api.Test;
 
@@ -69,34 +70,28 @@ class PolicyMathTest {
         assertThat(RequestOutcomes.classify(0, 0, 0, 16)).isEqualTo(new RequestOutcomes.Classified(Kind.COLD, false, false, 0));
     }
 
-    /** A window without the counterfactual (balancers that do not say what the best holder matched). */
-    private static AffinitySwitch.Window hits(long hits, long requests) {
-        return new AffinitySwitch.Window(requests, hits, 0, 0);
+    @Test
+    void affinityPaysWhenThePrefillItSavedIsAtLeastTheWaitItAdded() {
+        AffinityPayoff p = new AffinityPayoff(20);
+        // Few hits, each worth seconds of prefill: a 4 % hit rate that saves 120 ms a request against 30 ms of wait pays.
+        assertThat(p.paid(new AffinityPayoff.Window(100, 120, 30))).contains(true);
+        // Predictions that did not hold (saved nothing) while placements queued behind holders: it does not.
+        assertThat(p.paid(new AffinityPayoff.Window(100, 10, 250))).contains(false);
+        // A truly one-shot class: nothing to save, nothing added — the pick placed it by wait alone: nothing to say against it.
+        assertThat(p.paid(new AffinityPayoff.Window(100, 0, 0))).contains(true);
+        assertThat(p.paid(new AffinityPayoff.Window(19, 0, 500))).as("too few requests with a cost view to judge").isEmpty();
+        assertThatThrownBy(() -> new AffinityPayoff(0)).hasMessageContaining("minRequests");
     }
 
     @Test
-    void affinitySwitchesWithHysteresis() {
-        AffinitySwitch s = new AffinitySwitch(0.05, 0.15, 20);
-        assertThat(s.next(true, hits(2, 100))).as("2 % < 5 %: off").isFalse();
-        assertThat(s.next(false, hits(10, 100))).as("10 % is not above 15 %: stays off").isFalse();
-        assertThat(s.next(false, hits(16, 100))).as("16 % > 15 %: on").isTrue();
-        assertThat(s.next(true, hits(10, 100))).as("10 % >= 5 %: stays on").isTrue();
-        assertThat(s.next(true, hits(0, 19))).as("too few requests to judge").isTrue();
-        assertThatThrownBy(() -> new AffinitySwitch(0.2, 0.1, 1)).hasMessageContaining("offBelow < onAbove");
-    }
-
-    @Test
-    void offAffinityIsJudgedOnWhatTheBestHolderWouldHaveMatchedNotOnHitsPlacedByLoad() {
-        AffinitySwitch s = new AffinitySwitch(0.05, 0.15, 20);
-        // Placed on load alone, the class hits almost nothing; its best holders matched 40 %: reuse, back on.
-        assertThat(s.next(false, new AffinitySwitch.Window(100, 1, 40, 100))).isTrue();
-        assertThat(s.evidence(false, new AffinitySwitch.Window(100, 1, 40, 100))).isEqualTo(0.4);
-        // Truly one-shot: no holder ever matches; it stays off whatever luck the load placement had.
-        assertThat(s.next(false, new AffinitySwitch.Window(100, 30, 0, 100))).isFalse();
-        // While on, the real hits decide (the counterfactual does not keep a class on that does not hit).
-        assertThat(s.next(true, new AffinitySwitch.Window(100, 1, 90, 100))).isFalse();
-        assertThat(s.next(true, new AffinitySwitch.Window(100, 20, 0, 100))).isTrue();
-        assertThat(s.next(false, new AffinitySwitch.Window(100, 0, 19, 19))).as("too few said to judge: stays off").isFalse();
+    void aPlacementSavesWhatTheEngineReallyHadCached() {
+        // 100 ms expected for 10 blocks; the engine had 5 of them (80 of 160 tokens): half of it.
+        assertThat(AffinityCost.realizedSavingMs(100, 10, 80, 16, true)).isEqualTo(50.0);
+        assertThat(AffinityCost.realizedSavingMs(100, 10, 320, 16, true)).as("never more than expected").isEqualTo(100.0);
+        assertThat(AffinityCost.realizedSavingMs(100, 10, 0, 16, true)).as("stale: nothing").isZero();
+        assertThat(AffinityCost.realizedSavingMs(100, 10, 160, 16, false)).as("failed: nothing").isZero();
+        assertThat(AffinityCost.realizedSavingMs(40, 0, 0, 16, true)).as("a transfer, no block predicted: as predicted").isEqualTo(40.0);
+        assertThat(AffinityCost.realizedSavingMs(-3, 10, 160, 16, true)).isZero();
     }
 
     @Test

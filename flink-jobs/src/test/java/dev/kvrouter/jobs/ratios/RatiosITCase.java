@@ -69,13 +69,13 @@ class RatiosITCase {
             // Warm the pipeline up, then start the measured requests just after a window opens.
             send(producer, config, decision("w1", "warmup", 0), outcome("w1", "e1", 0, 0, 10));
             await(consumer, r -> "warmup".equals(r.getPrefixClass()));
-            while (System.currentTimeMillis() % WINDOW_MS < 300 || System.currentTimeMillis() % WINDOW_MS > 800) {
-                Thread.sleep(10);
-            }
-            send(producer, config, decision("a1", "app-a", 4), outcome("a1", "e1", 64, 0, 100));
-            send(producer, config, decision("a2", "app-a", 4), outcome("a2", "e1", 32, 0, 200));
-            send(producer, config, decision("a3", "app-a", 2), outcome("a3", "e2", 0, 0, 300));
-            send(producer, config, decision("a4", "app-a", 0), outcome("a4", "e2", 0, 512, 400));
+            justAfterAWindowOpens();
+            // The cost view: a1 saves all of its 40 ms (4 of 4 blocks found), a2 half of its 40 (2 of 4), a3 none
+            // of its 20 (stale); a4, cold, none. Waits added: 10, 20, 30, 0.
+            send(producer, config, costed(decision("a1", "app-a", 4), 40, 10), outcome("a1", "e1", 64, 0, 100));
+            send(producer, config, costed(decision("a2", "app-a", 4), 40, 20), outcome("a2", "e1", 32, 0, 200));
+            send(producer, config, costed(decision("a3", "app-a", 2), 20, 30), outcome("a3", "e2", 0, 0, 300));
+            send(producer, config, costed(decision("a4", "app-a", 0), 0, 0), outcome("a4", "e2", 0, 512, 400));
             producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ROUTING_DECISIONS), "lost", decision("lost", "app-a", 1))).get();
             producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.REQUEST_OUTCOMES), "orphan", outcome("orphan", "e9", 0, 0, 5))).get();
 
@@ -91,6 +91,9 @@ class RatiosITCase {
             assertThat(r.getStalenessRatio()).isCloseTo(2.0 / 3, offset(1e-12));
             assertThat(r.getLoadGini()).isZero();
             assertThat(r.getWindowEndMs() - r.getWindowStartMs()).isEqualTo(WINDOW_MS);
+            assertThat(r.getCostKnown()).isEqualTo(4);
+            assertThat(r.getSavedPrefillMsPerRequest()).as("(40 + 20 + 0 + 0) / 4").isEqualTo(15.0);
+            assertThat(r.getAddedWaitMsPerRequest()).as("(10 + 20 + 30 + 0) / 4").isEqualTo(15.0);
             // The same window as Prometheus scrapes it (until app-a's next window, the unmatched decision's, replaces it).
             String classLabel = "class=\"app_a\""; // Flink's reporter writes label values with _ for any character outside [a-zA-Z0-9:_]
             String metrics = awaitMetrics(METRICS_PORT, m -> metricSum(m, OPERATOR_METRIC + "class_kvr_requests", classLabel).orElse(0.0) == 4);
@@ -99,7 +102,8 @@ class RatiosITCase {
             assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_staleness_ratio", classLabel))
                     .hasValueSatisfying(v -> assertThat(v).isCloseTo(2.0 / 3, offset(1e-9)));
             assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_load_gini", classLabel)).hasValue(0.0);
-            assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_affinity_on", classLabel)).hasValue(1.0);
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_affinity_saved_ms_per_request", classLabel)).hasValue(15.0);
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_affinity_added_wait_ms_per_request", classLabel)).hasValue(15.0);
             assertThat(metricSum(metrics, OPERATOR_METRIC + "reason_kvr_decisions_total", "reason=\"AFFINITY\"")).as("a1, a2, a3")
                     .hasValueSatisfying(n -> assertThat(n).isGreaterThanOrEqualTo(3));
             assertThat(metricSum(metrics, OPERATOR_METRIC + "reason_kvr_decisions_total", "reason=\"COLD\"")).as("w1, a4")
@@ -123,32 +127,32 @@ class RatiosITCase {
                     Thread.sleep(50);
                 }
                 assertThat(latest.split("\\|")).hasSize(11);
-                // app-a hits 50 %: affinity stays on. A batch class that never hits has it turned off...
-                assertThat(c.sync().hget(classes, "app-a")).isEqualTo("on");
-                send(producer, config, decision("b1", "batch", 0), outcome("b1", "e1", 0, 0, 10));
-                send(producer, config, decision("b2", "batch", 0), outcome("b2", "e2", 0, 0, 10));
-                awaitValue(c, classes, "batch", "off");
-                // ...and back on once it pays again (above the 15 % on-threshold).
-                send(producer, config, decision("b3", "batch", 2), outcome("b3", "e1", 32, 0, 10));
-                send(producer, config, decision("b4", "batch", 2), outcome("b4", "e1", 32, 0, 10));
-                awaitValue(c, classes, "batch", "on");
-
-                // A class off for lack of hits cannot earn hits placed on load alone. Its picks still say
-                // what the best holder matched: once its prefixes are reused, affinity comes back...
-                turnOff(producer, config, c, classes, "long");
-                send(producer, config, offDecision("l3", "long", 3), outcome("l3", "e2", 0, 0, 10));
-                send(producer, config, offDecision("l4", "long", 4), outcome("l4", "e1", 0, 0, 10));
-                awaitValue(c, classes, "long", "on");
-                // ...while a truly one-shot class, whose best holder never matches, stays off even when
-                // a placement by load happens to hit.
-                turnOff(producer, config, c, classes, "once");
-                send(producer, config, offDecision("o3", "once", 0), outcome("o3", "e1", 32, 0, 10));
-                send(producer, config, offDecision("o4", "once", 0), outcome("o4", "e1", 32, 0, 10));
-                ClassRatios judged = await(consumer, x -> "once".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.TUMBLING
-                        && x.getWouldMatchKnown() == 2 && x.getAffinityHits() == 2);
-                assertThat(judged.getWouldMatch()).isZero();
-                Thread.sleep(1_000); // the class policy writes after the ratios topic; give it a flush or two
-                assertThat(c.sync().hget(classes, "once")).as("one-shot stays off").isEqualTo("off");
+                // Nothing switches a class's affinity off: kvr_pick prices each request, and the job writes no class policy.
+                // A class with a 4 % hit rate whose one hit saves seconds paid (jobs before switched it off below 5 %)...
+                justAfterAWindowOpens();
+                for (int i = 0; i < 24; i++) {
+                    send(producer, config, costed(decision("lp" + i, "long-prefix", 0), 0, 5), outcome("lp" + i, "e2", 0, 0, 10));
+                }
+                send(producer, config, costed(decision("lp-hit", "long-prefix", 60), 2_000, 40), outcome("lp-hit", "e1", 960, 0, 10));
+                ClassRatios longPrefix = await(consumer, x -> "long-prefix".equals(x.getPrefixClass())
+                        && x.getWindowKind() == WindowKind.TUMBLING && x.getCostKnown() == 25);
+                assertThat(longPrefix.getAffinityHitRate()).isEqualTo(0.04);
+                assertThat(longPrefix.getSavedPrefillMsPerRequest()).isEqualTo(80.0);
+                assertThat(longPrefix.getAddedWaitMsPerRequest()).isCloseTo((24 * 5 + 40) / 25.0, offset(1e-9));
+                // ...while a class placed on holders that no longer held its prompts queued for nothing: it did not pay
+                // (the alert below), and it is not switched off either.
+                justAfterAWindowOpens();
+                send(producer, config, costed(decision("s1", "stale", 8), 80, 300), outcome("s1", "e1", 0, 0, 10));
+                send(producer, config, costed(decision("s2", "stale", 8), 80, 300), outcome("s2", "e1", 0, 0, 10));
+                await(consumer, x -> "stale".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.TUMBLING && x.getCostKnown() == 2);
+                // ...and once its placements save again, it pays again, the next window.
+                justAfterAWindowOpens();
+                send(producer, config, costed(decision("s3", "stale", 8), 80, 10), outcome("s3", "e1", 128, 0, 10));
+                send(producer, config, costed(decision("s4", "stale", 8), 80, 10), outcome("s4", "e1", 128, 0, 10));
+                await(consumer, x -> "stale".equals(x.getPrefixClass()) && x.getWindowKind() == WindowKind.TUMBLING
+                        && x.getSavedPrefillMsPerRequest() == 80.0);
+                Thread.sleep(1_000); // the ratios reach Redis a flush after the topic
+                assertThat(c.sync().hgetall(classes)).as("no class is ever switched off").isEmpty();
 
                 // A client's requests in flight, per engine, for the cap in pick.
                 for (String id : List.of("c1", "c2", "c3")) {
@@ -161,7 +165,8 @@ class RatiosITCase {
                 producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.REQUEST_OUTCOMES), "c2", outcome("c2", "e1", 0, 0, 10))).get();
                 awaitValue(c, config.view().keyPrefix() + "clients", "burst", "e1=1");
 
-                // Alerts: app-a's staleness (2 of 3) is over 20 %; batch's affinity went off, then on.
+                // Alerts: app-a's staleness (2 of 3) is over 20 %; the stale class's affinity did not pay, then did;
+                // long-prefix's paid throughout.
                 try (KafkaConsumer<String, Alert> alerts = consumer(stack, config.kafka().topic(TopicNames.ALERTS))) {
                     List<Alert> got = new ArrayList<>();
                     long alertsDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -175,8 +180,10 @@ class RatiosITCase {
                                 assertThat(a.getValue()).isCloseTo(2.0 / 3, offset(1e-12));
                                 assertThat(a.getThreshold()).isEqualTo(0.2);
                             });
-                    assertThat(got).filteredOn(a -> a.getKind() == AlertKind.AFFINITY_NOT_PAYING && "batch".equals(a.getSubject()))
+                    assertThat(got).filteredOn(a -> a.getKind() == AlertKind.AFFINITY_NOT_PAYING && "stale".equals(a.getSubject()))
                             .extracting(Alert::getFiring).containsExactly(true, false);
+                    assertThat(got).filteredOn(a -> a.getKind() == AlertKind.AFFINITY_NOT_PAYING && a.getFiring())
+                            .extracting(Alert::getSubject).containsOnly("stale");
                 }
             } finally {
                 redis.shutdown();
@@ -186,12 +193,11 @@ class RatiosITCase {
         }
     }
 
-    /** Two requests of the class that found nothing cached and whose best holder matched nothing: affinity off. */
-    private static void turnOff(KafkaProducer<String, Object> producer, KvRouterJobConfig config, StatefulRedisConnection<String, String> c,
-                                String classes, String prefixClass) throws Exception {
-        send(producer, config, decision(prefixClass + "-1", prefixClass, 0, 0), outcome(prefixClass + "-1", "e1", 0, 0, 10));
-        send(producer, config, decision(prefixClass + "-2", prefixClass, 0, 0), outcome(prefixClass + "-2", "e2", 0, 0, 10));
-        awaitValue(c, classes, prefixClass, "off");
+    /** Requests sent from here to a few hundred milliseconds on fall into one tumbling window. */
+    private static void justAfterAWindowOpens() throws InterruptedException {
+        while (System.currentTimeMillis() % WINDOW_MS < 300 || System.currentTimeMillis() % WINDOW_MS > 800) {
+            Thread.sleep(10);
+        }
     }
 
     private static void awaitValue(StatefulRedisConnection<String, String> c, String key, String field, String value)
@@ -224,17 +230,10 @@ class RatiosITCase {
         producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.REQUEST_OUTCOMES), o.getRequestId(), o)).get();
     }
 
-    /** A decision that says what the best holder matched. */
-    private static RoutingDecision decision(String id, String prefixClass, int predicted, int bestHolder) {
-        RoutingDecision d = decision(id, prefixClass, predicted);
-        d.setBestHolderBlocks(bestHolder);
-        return d;
-    }
-
-    /** A request of a class whose affinity is off: placed on load, with what the best holder matched. */
-    private static RoutingDecision offDecision(String id, String prefixClass, int bestHolder) {
-        RoutingDecision d = decision(id, prefixClass, 0, bestHolder);
-        d.setReason(RouteReason.NO_AFFINITY_CLASS);
+    /** The decision with its cost view: the prefill it expects to skip and the wait it adds. */
+    private static RoutingDecision costed(RoutingDecision d, double savedMs, double addedWaitMs) {
+        d.setSavedPrefillMs(savedMs);
+        d.setAddedWaitMs(addedWaitMs);
         return d;
     }
 

@@ -45,6 +45,21 @@ class KvRouterJobConfigTest {
     }
 
     @Test
+    void theRemovedClassSwitchOptionsAreIgnoredWithAWarningSayingWhatReplacedThem() {
+        KvRouterJobConfig c = TestConfigs.with("ratios.affinity-off-below", "0.05", "ratios.affinity-on-above", "0.15");
+        assertThat(c.warnings()).hasSize(2).allSatisfy(w -> assertThat(w)
+                .contains("was removed and is ignored", "kvr_pick prices every request", "cost.uncached-prefill-weight", "AFFINITY_NOT_PAYING"));
+        assertThat(c.warnings().get(0)).startsWith("option 'ratios.affinity-off-below'");
+        assertThat(TestConfigs.with().warnings()).isEmpty();
+        // A removed option is not a problem; a misspelt one still is, and so is a bad value beside it.
+        assertThatThrownBy(() -> TestConfigs.with("ratios.affinity-off-below", "0.05", "ratios.affinity-of-below", "0.05",
+                "ratios.affinity-min-requests", "0"))
+                .hasMessageContaining("has 2 problem(s)")
+                .hasMessageContaining("unknown option 'ratios.affinity-of-below'")
+                .hasMessageContaining("ratios.affinity-min-requests must be at least 1");
+    }
+
+    @Test
     void relationsBetweenOptionsAreChecked() {
         assertThatThrownBy(() -> TestConfigs.with("engine.suspect-after", "20 s", "engine.dead-after", "10 s"))
                 .hasMessageContaining("engine.dead-after (PT10S) must be longer than engine.suspect-after (PT20S)");

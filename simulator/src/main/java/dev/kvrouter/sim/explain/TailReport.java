@@ -1,6 +1,9 @@
 package dev.kvrouter.sim.explain;
 
+import dev.kvrouter.common.AffinityCost;
+import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.events.EngineLoad;
+import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RoutingDecision;
 import java.util.ArrayList;
@@ -100,6 +103,8 @@ public final class TailReport {
         byReason.forEach((reason, list) -> out.append(String.format(Locale.ROOT, "%-20s %8d %8.0fms %8.0fms%n", reason, list.size(),
                 percentile(list, 50), percentile(list, 99))));
 
+        affinityByClass(out, done);
+
         int worstCount = Math.max(1, (int) Math.ceil(bySpeed.size() * settings.worstPercent() / 100));
         List<Request> worst = bySpeed.subList(bySpeed.size() - worstCount, bySpeed.size());
         out.append(String.format(Locale.ROOT, "%nthe slowest %s %% (%d requests, TTFT >= %.0f ms):%n", trim(settings.worstPercent()), worstCount,
@@ -140,16 +145,53 @@ public final class TailReport {
         return out.toString();
     }
 
+    /**
+     * Per class, what decided its placements: the prefill they saved (as the engines' cached tokens
+     * showed it) against the wait they added, per request; and how many went to a holder. Balancers
+     * that do not send the cost view leave their requests out.
+     */
+    private static void affinityByClass(StringBuilder out, List<Request> done) {
+        Map<String, List<Request>> byClass = group(done.stream().filter(r -> r.decision().getSavedPrefillMs() != null
+                && r.decision().getAddedWaitMs() != null).toList(), r -> String.valueOf(r.decision().getPrefixClass()));
+        if (byClass.isEmpty()) {
+            return;
+        }
+        out.append(String.format(Locale.ROOT, "%nwhat decided each class's placements (per request: prefill saved, as the engines' cached "
+                + "tokens showed it, against the wait the placement added):%n%-16s %8s %10s %12s %12s %12s%n", "class", "requests",
+                "to holder", "saved ms", "wait ms", "net ms"));
+        byClass.forEach((c, list) -> {
+            double saved = 0;
+            double waited = 0;
+            long toHolder = 0;
+            for (Request r : list) {
+                saved += savedMs(r);
+                waited += Math.max(0, r.decision().getAddedWaitMs());
+                toHolder += r.decision().getPredictedCachedBlocks() > 0 ? 1 : 0;
+            }
+            out.append(String.format(Locale.ROOT, "%-16s %8d %10d %12.1f %12.1f %+12.1f%n", c, list.size(), toHolder, saved / list.size(),
+                    waited / list.size(), (saved - waited) / list.size()));
+        });
+    }
+
+    /** What the request's placement saved, as its engine showed it; 0 without a cost view. */
+    private static double savedMs(Request r) {
+        RoutingDecision d = r.decision();
+        RequestOutcome o = r.outcome();
+        return d.getSavedPrefillMs() == null || o == null ? 0 : AffinityCost.realizedSavingMs(d.getSavedPrefillMs(),
+                d.getPredictedCachedBlocks(), o.getCachedTokens(), ViewLayout.DEFAULT_CHUNK_TOKENS, o.getStatus() == OutcomeStatus.OK);
+    }
+
     /** Every joined request as CSV, in decision order, for analysis elsewhere; times in epoch milliseconds. */
     public static String csv(List<Request> requests) {
         StringBuilder out = new StringBuilder("request_id,decided_ms,finished_ms,class,client,engine,reason,predicted_blocks,best_holder_blocks,"
-                + "prompt_tokens,cached_tokens,queue_ms,ttft_ms,output_tokens,status\n");
+                + "saved_prefill_ms,added_wait_ms,prompt_tokens,cached_tokens,queue_ms,ttft_ms,output_tokens,status\n");
         for (Request r : requests) {
             RoutingDecision d = r.decision();
             RequestOutcome o = r.outcome();
-            out.append(String.format(Locale.ROOT, "%s,%d,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s%n", d.getRequestId(), d.getTsMs(),
+            out.append(String.format(Locale.ROOT, "%s,%d,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s%n", d.getRequestId(), d.getTsMs(),
                     o == null ? "" : o.getTsMs(), nullToEmpty(d.getPrefixClass()), nullToEmpty(d.getClientId()), d.getEngineId(), d.getReason(),
                     d.getPredictedCachedBlocks(), d.getBestHolderBlocks() == null ? "" : d.getBestHolderBlocks(),
+                    d.getSavedPrefillMs() == null ? "" : d.getSavedPrefillMs(), d.getAddedWaitMs() == null ? "" : d.getAddedWaitMs(),
                     o == null ? "" : o.getPromptTokens(), o == null ? "" : o.getCachedTokens(), o == null ? "" : o.getQueueMs(),
                     o == null ? "" : o.getTtftMs(), o == null ? "" : o.getOutputTokens(), o == null ? "" : o.getStatus()));
         }
@@ -186,17 +228,18 @@ public final class TailReport {
     }
 
     private static void header(StringBuilder out) {
-        out.append(String.format(Locale.ROOT, "%9s %-12s %-14s %-10s %-18s %6s %6s %7s %7s %8s %8s%n", "at s", "class", "client", "engine",
-                "reason", "blocks", "best", "prompt", "cached", "queue", "TTFT"));
+        out.append(String.format(Locale.ROOT, "%9s %-12s %-14s %-10s %-18s %6s %6s %7s %7s %8s %8s %8s %8s%n", "at s", "class", "client", "engine",
+                "reason", "blocks", "best", "prompt", "cached", "saved", "+wait", "queue", "TTFT"));
     }
 
     private static void line(StringBuilder out, Request r, long start) {
         RoutingDecision d = r.decision();
         RequestOutcome o = r.outcome();
-        out.append(String.format(Locale.ROOT, "%9.3f %-12s %-14s %-10s %-18s %6d %6s %7d %7d %6.0fms %6.0fms%n", (d.getTsMs() - start) / 1000.0,
-                String.valueOf(d.getPrefixClass()), String.valueOf(d.getClientId()), d.getEngineId(), d.getReason(), d.getPredictedCachedBlocks(),
-                d.getBestHolderBlocks() == null ? "-" : d.getBestHolderBlocks().toString(), o.getPromptTokens(), o.getCachedTokens(),
-                o.getQueueMs(), o.getTtftMs()));
+        out.append(String.format(Locale.ROOT, "%9.3f %-12s %-14s %-10s %-18s %6d %6s %7d %7d %8s %8s %6.0fms %6.0fms%n",
+                (d.getTsMs() - start) / 1000.0, String.valueOf(d.getPrefixClass()), String.valueOf(d.getClientId()), d.getEngineId(),
+                d.getReason(), d.getPredictedCachedBlocks(), d.getBestHolderBlocks() == null ? "-" : d.getBestHolderBlocks().toString(),
+                o.getPromptTokens(), o.getCachedTokens(), d.getSavedPrefillMs() == null ? "-" : String.format(Locale.ROOT, "%.0fms", savedMs(r)),
+                d.getAddedWaitMs() == null ? "-" : String.format(Locale.ROOT, "%.0fms", d.getAddedWaitMs()), o.getQueueMs(), o.getTtftMs()));
     }
 
     private static String trim(double v) {

@@ -9,12 +9,20 @@ import dev.kvrouter.events.RouteReason;
  * @param predictedBlocks  blocks the policy expects the engine to hold (0 when not routed for affinity)
  * @param bestHolderBlocks blocks the policy believes the best holder has, whichever engine it chose (what affinity
  *                         would match)
+ * @param savedPrefillMs   the policy's cost view, when it has one (the view's): prefill milliseconds the engine is
+ *                         expected to skip; null otherwise
+ * @param addedWaitMs      ...and how much later the request starts there than on the soonest engine; null otherwise
  */
-public record Route(int engine, int predictedBlocks, RouteReason reason, int bestHolderBlocks) {
+public record Route(int engine, int predictedBlocks, RouteReason reason, int bestHolderBlocks, Double savedPrefillMs, Double addedWaitMs) {
 
     /** The answer that places nothing yet: every engine is full and the balancer holds the request, to ask again. */
     public static Route hold() {
         return new Route(-1, 0, RouteReason.UNKNOWN, 0);
+    }
+
+    /** A route without a cost view. */
+    public Route(int engine, int predictedBlocks, RouteReason reason, int bestHolderBlocks) {
+        this(engine, predictedBlocks, reason, bestHolderBlocks, null, null);
     }
 
     /** The balancer holds the request ({@link #hold()}). */

@@ -129,7 +129,8 @@ public final class ViewPolicy implements Policy {
         if (engine < 0 || !fleet.alive(engine)) {
             return new Route(Loads.leastLoaded(fleet), 0, RouteReason.FALLBACK_LOAD_ONLY, pick.bestHolderBlocks());
         }
-        return new Route(engine, Math.max(0, pick.matchedBlocks()), reason(pick.reason()), pick.bestHolderBlocks());
+        return new Route(engine, Math.max(0, pick.matchedBlocks()), reason(pick.reason()), pick.bestHolderBlocks(),
+                pick.saving().prefillMs(), pick.saving().addedWaitMs());
     }
 
     private static int indexOf(KvRouterClient.Pick pick, FleetView fleet) {

@@ -112,8 +112,39 @@ class TailReportTest {
         List<String> rows = TailReport.csv(run()).lines().toList();
         assertEquals(201, rows.size());
         assertTrue(rows.get(0).startsWith("request_id,decided_ms,finished_ms,"), rows.get(0));
-        assertEquals("r1,1000100,1000150,chat,c1,e1,AFFINITY,2,,512,256,0.5,1.0,8,OK", rows.get(1));
-        assertTrue(rows.get(200).startsWith("r200,1020000,,burst,c2,e9,SPILL_BUSY,2,,,"), rows.get(200));
+        assertEquals("r1,1000100,1000150,chat,c1,e1,AFFINITY,2,,,,512,256,0.5,1.0,8,OK", rows.get(1));
+        assertTrue(rows.get(200).startsWith("r200,1020000,,burst,c2,e9,SPILL_BUSY,2,,,,,"), rows.get(200));
+        List<TailReport.Request> costed = List.of(new TailReport.Request(costed(decision(1, "chat", RouteReason.AFFINITY, "e1"), 32, 5),
+                outcome(1, "e1", 1)));
+        assertEquals("r1,1000100,1000150,chat,c1,e1,AFFINITY,2,,32.0,5.0,512,256,0.5,1.0,8,OK", TailReport.csv(costed).lines().toList().get(1));
+    }
+
+    private static RoutingDecision costed(RoutingDecision d, double savedMs, double addedWaitMs) {
+        d.setSavedPrefillMs(savedMs);
+        d.setAddedWaitMs(addedWaitMs);
+        return d;
+    }
+
+    @Test
+    void eachClassShowsWhatItsPlacementsSavedAgainstTheWaitTheyAdded() {
+        List<TailReport.Request> requests = new ArrayList<>();
+        // chat: two blocks predicted and found (256 tokens cached: 16 blocks), 40 ms saved each, 10 ms of wait added.
+        for (int i = 1; i <= 4; i++) {
+            requests.add(new TailReport.Request(costed(decision(i, "chat", RouteReason.AFFINITY, "e1"), 40, 10), outcome(i, "e1", 5)));
+        }
+        // stale: two blocks predicted, none found: nothing saved, 300 ms of wait added.
+        for (int i = 5; i <= 6; i++) {
+            RequestOutcome nothing = RequestOutcome.newBuilder(outcome(i, "e2", 400)).setCachedTokens(0).build();
+            requests.add(new TailReport.Request(costed(decision(i, "stale", RouteReason.AFFINITY, "e2"), 80, 300), nothing));
+        }
+        // A balancer that sends no cost view: left out of the table.
+        requests.add(new TailReport.Request(decision(7, "quiet", RouteReason.COLD, "e3"), outcome(7, "e3", 5)));
+        String report = TailReport.render(requests, new TailReport.Settings(1, 10, Double.NaN, Double.NaN, null, null));
+        assertTrue(report.matches("(?s).*chat +4 +4 +40\\.0 +10\\.0 +\\+30\\.0\n.*"), report);
+        assertTrue(report.matches("(?s).*stale +2 +2 +0\\.0 +300\\.0 +-300\\.0\n.*"), report);
+        assertTrue(!report.contains("quiet ") || !report.matches("(?s).*quiet +1 +.*"), report);
+        // The slowest requests, one by one, with what their placement saved and added.
+        assertTrue(report.matches("(?s).*stale +c\\d +e2 +AFFINITY +2 +- +512 +0 +0ms +300ms .*"), report);
     }
 
     @Test

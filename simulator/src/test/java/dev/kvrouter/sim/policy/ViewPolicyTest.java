@@ -44,10 +44,12 @@ class ViewPolicyTest {
 
     @Test
     void passesTheChainClassClientAndRequestAndMapsTheAnswerOntoTheFleet() {
-        Recording b = new Recording(c -> pick("e2", 3, "AFFINITY", 5));
+        Recording b = new Recording(c -> new KvRouterClient.Pick("e2", 3, "AFFINITY", 10, 1.0, KvRouterClient.Source.VIEW,
+                new PickPolicy.Saving("HIT", 48, 0, 4.8, 12.5), PickPolicy.Handoff.NONE, 5, "r"));
         ViewPolicy p = new ViewPolicy(List.of(b));
         FakeFleet fleet = new FakeFleet(0, 0, 5);
-        assertThat(p.route(request(1, 2, 3), fleet)).isEqualTo(new Route(2, 3, RouteReason.AFFINITY, 5));
+        assertThat(p.route(request(1, 2, 3), fleet)).as("with the pick's cost view")
+                .isEqualTo(new Route(2, 3, RouteReason.AFFINITY, 5, 4.8, 12.5));
         assertThat((long[]) b.picks.get(0)[0]).containsExactly(1, 2, 3);
         assertThat(b.picks.get(0)[1]).isEqualTo("c");
         assertThat(b.picks.get(0)[2]).isEqualTo("client");
@@ -88,7 +90,7 @@ class ViewPolicyTest {
                 return avoid.contains("e2") ? ViewPolicyTest.pick("e0", 3, "REPLICA", 4) : ViewPolicyTest.pick("e2", 4, "AFFINITY", 4);
             }
         };
-        assertThat(new ViewPolicy(List.of(b)).route(request(1), fleet)).isEqualTo(new Route(0, 3, RouteReason.REPLICA, 4));
+        assertThat(new ViewPolicy(List.of(b)).route(request(1), fleet)).isEqualTo(new Route(0, 3, RouteReason.REPLICA, 4, 0.0, 0.0));
         assertThat(b.picks).hasSize(2);
         assertThat(b.picks.get(1)[3]).as("the same request id: the reservation moves").isEqualTo(b.picks.get(0)[3]);
     }

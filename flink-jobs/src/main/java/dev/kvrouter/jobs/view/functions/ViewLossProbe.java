@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * prefix-location table to write its blocks again ({@link ViewResync}, broadcast). It reloads a
  * missing function library itself ({@link ViewLossDetector}). One instance (parallelism 1): one
  * look, broadcast to all. The rest of the view needs no resync: engine entries come back with the
- * next load report, class policies with the next ratios window, meta with the sink's next flush.
+ * next load report, meta with the sink's next flush.
  */
 public final class ViewLossProbe extends RichFlatMapFunction<Long, ViewResync> {
 
