@@ -59,6 +59,11 @@ public final class DemoCommand implements Callable<Integer> {
                     + "few prompts deep), as for 'kvr sim' (default: ${DEFAULT-VALUE}).")
     String capacity;
 
+    @Option(names = "--rate-scale",
+            description = "Multiplies the workload's arrival rates, which suit 8 engines (default: engines / 8, the same load per engine "
+                    + "whatever the fleet's size).")
+    Double rateScale;
+
     @Option(names = "-D", paramLabel = "NAME=VALUE",
             description = "A job option, as for 'kvr job run' (e.g. -D cost.uncached-prefill-weight=2); over the demo's own settings.")
     Map<String, String> jobOptions = new LinkedHashMap<>();
@@ -231,7 +236,7 @@ public final class DemoCommand implements Callable<Integer> {
                 "--duration", String.format(Locale.ROOT, "%.0fs", seconds),
                 "--engines", Integer.toString(engines),
                 "--capacity", capacity,
-                "--rate-scale", String.format(Locale.ROOT, "%.3f", engines / 8.0), // the workload's rates suit 8 engines
+                "--rate-scale", String.format(Locale.ROOT, "%.3f", rateScale != null ? rateScale : engines / 8.0), // the rates suit 8 engines
                 "--policies", "view,round-robin,least-loaded,consistent-hash,sglang,aibrix,oracle",
                 "--publish", "view",
                 "--speed", "1",

@@ -47,9 +47,10 @@ class DemoCommandTest {
     @Test
     void theCapacityGoesToTheFleetAndEachDashDToTheJob() {
         DemoCommand demo = new DemoCommand();
-        new CommandLine(demo).parseArgs("--capacity", "4x", "-D", "cost.uncached-prefill-weight=2", "-D", "ratios.window=20 s");
+        new CommandLine(demo).parseArgs("--capacity", "4x", "-D", "cost.uncached-prefill-weight=2", "-D", "ratios.window=20 s",
+                "--engines", "16", "--rate-scale", "0.5");
         String[] args = demo.simArgs(STACK, "demo-x.", "demo-x:", Path.of("/tmp/d"), Durations.seconds(demo.duration));
-        assertThat(List.of(args)).containsSequence("--capacity", "4x");
+        assertThat(List.of(args)).containsSequence("--capacity", "4x").containsSequence("--rate-scale", "0.500");
         new CommandLine(new SimCommand()).parseArgs(args);
         KvRouterJobConfig c = KvRouterJobConfig.from(demo.jobSettingsWithOptions(STACK, "demo-x.", "demo-x:", "demo-x", Path.of("/tmp/d")));
         assertThat(c.cost().uncachedPrefillWeight()).isEqualTo(2.0);

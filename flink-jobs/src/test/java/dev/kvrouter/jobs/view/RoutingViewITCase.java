@@ -118,6 +118,26 @@ class RoutingViewITCase {
     }
 
     @Test
+    void withNoDecisionsOrOutcomesAtAllAffinityIsOnForEveryClass() throws Exception {
+        // Balancers that publish nothing (no decisions, no outcomes): the job has no evidence about any class,
+        // and needs none. It writes no class switch; every class's request goes to its prompt's holder.
+        FakeEngine holder = alive("evidence-free");
+        int[] prompt = tokens(77, 64);
+        send(holder, holder.batch(holder.stored(prompt, 0, 4)));
+        long[] chain = HASHER.chain(FakeEngine.MODEL, null, prompt, List.of());
+        for (String prefixClass : new String[] {null, "one-shot", "long-prefix"}) {
+            Pick p = await(() -> router.pick(chain, prefixClass), x -> x.matchedBlocks() == 4);
+            assertThat(p).extracting(Pick::engineId, Pick::reason).as(String.valueOf(prefixClass)).containsExactly(holder.id, "AFFINITY");
+        }
+        io.lettuce.core.RedisClient redis = io.lettuce.core.RedisClient.create(stack.redisUrl());
+        try (var c = redis.connect()) {
+            assertThat(c.sync().exists(new ViewLayout(config.view().keyPrefix()).classesKey())).isZero();
+        } finally {
+            redis.shutdown();
+        }
+    }
+
+    @Test
     void theLongestConsecutivePrefixWinsAndBlockRemovedRemoves() throws Exception {
         FakeEngine a = alive("a");
         FakeEngine b = alive("b");
