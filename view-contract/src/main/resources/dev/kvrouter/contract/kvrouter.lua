@@ -741,15 +741,20 @@ local function decide(h, n, class, max_age, match)
   -- than on the soonest engine it could have gone to (one not overloaded and within the client's cap;
   -- any engine when none is). Affinity is taken only where uncached_prefill_weight x the prefill it
   -- skips outweighs this: the two figures a request's placement is judged by.
+  -- (soonest, below, finds the least wait on its way when it runs: most placements run it.)
+  local least_wait
   added_wait = function(id)
     if not engines[id] then return 0 end
-    local soonest_wait, any_wait
-    for other in pairs(engines) do
-      local t = wait(other)
-      if not any_wait or t < any_wait then any_wait = t end
-      if (not soonest_wait or t < soonest_wait) and not overloaded(other) and not over_client_cap(other) then soonest_wait = t end
+    if not least_wait then
+      local any_wait
+      for other in pairs(engines) do
+        local t = wait(other)
+        if not any_wait or t < any_wait then any_wait = t end
+        if (not least_wait or t < least_wait) and not overloaded(other) and not over_client_cap(other) then least_wait = t end
+      end
+      least_wait = least_wait or any_wait
     end
-    return math.max(0, wait(id) - (soonest_wait or any_wait))
+    return math.max(0, wait(id) - least_wait)
   end
 
   if age > max_age or n == 0 then
@@ -769,14 +774,20 @@ local function decide(h, n, class, max_age, match)
   -- request's first token, for the requests queued behind its prefill there, and for the cache room
   -- a second copy of another engine's blocks takes).
   -- Ties: the longer run, the lower load, the id.
+  local function uncached_ms(id, runs)
+    return h.miss_weight * (n - (runs[id] or 0)) * h.chunk / engines[id].rate * 1000
+  end
   local function delay(id, runs)
-    return wait(id) + h.miss_weight * (n - (runs[id] or 0)) * h.chunk / engines[id].rate * 1000
+    return wait(id) + uncached_ms(id, runs)
   end
   local function soonest(runs)
     local best, best_delay
+    local least
     for id in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) then
-        local t = delay(id, runs) -- once an engine, not once a comparison
+        local w = wait(id)
+        if not least or w < least then least = w end
+        local t = w + uncached_ms(id, runs) -- once an engine, not once a comparison
         local sooner = not best or t < best_delay
         if best and t == best_delay then
           local d, best_d = runs[id] or 0, runs[best] or 0
@@ -791,6 +802,7 @@ local function decide(h, n, class, max_age, match)
         if sooner then best, best_delay = id, t end
       end
     end
+    least_wait = least_wait or least
     return best
   end
 
