@@ -30,8 +30,9 @@ public final class PickPolicy {
      * What a placement is expected to save and what it costs (the cost view): HIT skips the matched
      * prefill; TRANSFER moves the best holder's KV when that is faster than recomputing it; COLD saves
      * nothing. {@code addedWaitMs}: how much later the request starts on the chosen engine than on
-     * the soonest one it could have gone to (the queueing affinity adds). kvr_pick takes a holder
-     * only where {@code cost.uncached-prefill-weight} times the prefill skipped outweighs that wait.
+     * the engine the least delay picks with nobody's cache counted (the queueing affinity adds).
+     * kvr_pick takes a holder only where {@code cost.uncached-prefill-weight} times the prefill
+     * skipped outweighs that wait.
      */
     public record Saving(String outcome, int tokens, double usd, double prefillMs, double addedWaitMs) {
         public static final Saving NONE = new Saving("COLD", 0, 0, 0);

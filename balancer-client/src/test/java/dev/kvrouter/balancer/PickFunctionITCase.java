@@ -683,6 +683,27 @@ class PickFunctionITCase {
     }
 
     @Test
+    void theWaitAPlacementAddsIsCountedAgainstWhereItWouldGoWithNoCacheNotAgainstTheIdlestEngine() {
+        // 16 tokens/s configured. e3 is idle but prefills at 4 tokens/s; e1 and e2 have 1 s of prefill queued.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        learnedRate("e3", 0, 4);
+        long at = System.currentTimeMillis();
+        redis.hset(layout.reservationsKey() + ":prefill", Map.of("e1", "1000.0|" + at, "e2", "1000.0|" + at));
+        // Nobody holds the prompt: e1 (1 + 3 x 4 s) rather than e3 (3 x 16 s). No cache decided it: it adds no wait.
+        Pick cold = pick(router, chain);
+        assertThat(cold).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "COLD");
+        assertThat(cold.saving().addedWaitMs()).isZero();
+        // e2 holds 2 of the 4 blocks: 1 + 3 x 2 s there. Uncached the prompt would go to e2 as well (1 + 3 x 4 s;
+        // e1 has the cold prompt's 4 s queued too now: 5 + 12 s): holding it there adds no wait.
+        hold(1, "e2");
+        hold(2, "e2");
+        Pick hit = pick(router, chain);
+        assertThat(hit).extracting(Pick::engineId, Pick::reason).containsExactly("e2", "AFFINITY");
+        assertThat(hit.saving().prefillMs()).isEqualTo(2_000.0);
+        assertThat(hit.saving().addedWaitMs()).as("e2 is where it would go uncached too").isZero();
+    }
+
+    @Test
     void aClassIsNeverJudgedByItsHitRateTheFirstRequestAHolderCanServeGoesThere() {
         // Nothing about a class is kept between picks: after any number of cold requests of a class (a low hit
         // rate), the first one whose prompt a holder has goes there; no class policy in Redis, none needed.

@@ -322,9 +322,9 @@ end)
 
 -- What every placement reads from the head slot: the meta figures, the live engines with the
 -- reservations their load reports do not cover yet, the prefill queued on each, the operator's
--- class switches key and the client's live reservations. Nil without a view (no meta key). Engines in `avoid` (a
--- set) are left out as if dead: the caller could not reach them. `writing`: the call may write
--- (see kept_counts).
+-- class switches key and the client's live reservations. Nil without a view (no meta key). Engines
+-- in `avoid` (a set) are left out as if dead: the caller could not reach them. `writing`: the call
+-- may write (see kept_counts).
 local function read_head(meta_key, engines_key, classes_key, res, client, now, avoid, writing)
   local meta = redis.call('HMGET', meta_key, 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
     'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input',
@@ -621,7 +621,8 @@ end
 --          pool), prefill-to-decode hand-off ms on the TTFT path (string), the blocks the best
 --          holder matches whichever engine was chosen (what affinity would match), and the wait it
 --          adds (string, ms): how much later the request can start on the chosen engine than on the
---          soonest one it could have gone to. The saving and the added wait are what decided.
+--          engine the least delay picks when nobody's cache counts. The saving and the added wait are
+--          what decided.
 local function decide(h, n, class, max_age, match)
   local engines, age, now = h.engines, h.age, h.now
 
@@ -738,35 +739,19 @@ local function decide(h, n, class, max_age, match)
   end
 
   -- The cost side of the cost view: how much longer the request waits to start on the chosen engine
-  -- than on the soonest engine it could have gone to (one not overloaded and within the client's cap;
-  -- any engine when none is). Affinity is taken only where uncached_prefill_weight x the prefill it
-  -- skips outweighs this: the two figures a request's placement is judged by.
-  -- (soonest, below, finds the least wait on its way when it runs: most placements run it.)
-  local least_wait
+  -- than on the engine it would have gone to with nobody's cache counted (the least delay over the
+  -- whole prompt: `blind`, which soonest finds on its way). Affinity is taken only where
+  -- uncached_prefill_weight x the prefill it skips outweighs this: the two figures a request's
+  -- placement is judged by. Unpriced (no prefill rate) or on a view too old to trust, a placement
+  -- adds nothing it could measure.
+  local blind, soonest -- (below)
+  local no_runs = {}
   added_wait = function(id)
-    if not engines[id] then return 0 end
-    if not least_wait then
-      local any_wait
-      for other in pairs(engines) do
-        local t = wait(other)
-        if not any_wait or t < any_wait then any_wait = t end
-        if (not least_wait or t < least_wait) and not overloaded(other) and not over_client_cap(other) then least_wait = t end
-      end
-      least_wait = least_wait or any_wait
-    end
-    return math.max(0, wait(id) - least_wait)
+    if not h.prefill_rate or age > max_age or not engines[id] then return 0 end
+    if not blind then soonest(no_runs) end
+    return blind and math.max(0, wait(id) - wait(blind)) or 0
   end
 
-  if age > max_age or n == 0 then
-    return priced({least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}, 0)
-  end
-  local depth, conf = match()
-  local ranked = {}
-  local best_run = 0
-  for id, d in pairs(depth) do
-    ranked[#ranked + 1] = id
-    if d > best_run then best_run = d end
-  end
   -- The least delay, with the prefill rate known: until the request can start on an engine (the
   -- prefill already placed there by every balancer, or, with every slot taken, a slot freeing: the
   -- engine's free_ms per request ahead), plus the prefill of the prompt's blocks that engine lacks
@@ -780,13 +765,13 @@ local function decide(h, n, class, max_age, match)
   local function delay(id, runs)
     return wait(id) + uncached_ms(id, runs)
   end
-  local function soonest(runs)
-    local best, best_delay
-    local least
+  -- The engine where the request costs the least delay, given each engine's run; on the way, the one
+  -- it would cost the least with no run counted (`blind`, for the added wait).
+  soonest = function(runs)
+    local best, best_delay, unseen, unseen_delay
     for id in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) then
         local w = wait(id)
-        if not least or w < least then least = w end
         local t = w + uncached_ms(id, runs) -- once an engine, not once a comparison
         local sooner = not best or t < best_delay
         if best and t == best_delay then
@@ -800,12 +785,29 @@ local function decide(h, n, class, max_age, match)
           end
         end
         if sooner then best, best_delay = id, t end
+        if not blind then
+          local u = w + uncached_ms(id, no_runs)
+          if not unseen or u < unseen_delay or (u == unseen_delay and (engines[id].load < engines[unseen].load
+              or (engines[id].load == engines[unseen].load and id < unseen))) then
+            unseen, unseen_delay = id, u
+          end
+        end
       end
     end
-    least_wait = least_wait or least
+    blind = blind or unseen
     return best
   end
 
+  if age > max_age or n == 0 then
+    return priced({least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}, 0)
+  end
+  local depth, conf = match()
+  local ranked = {}
+  local best_run = 0
+  for id, d in pairs(depth) do
+    ranked[#ranked + 1] = id
+    if d > best_run then best_run = d end
+  end
   -- A class an operator turned off (the job never does: the least delay below prices affinity per
   -- request) is placed as if nobody held its prompt: where it starts soonest (with the prefill rate
   -- known: a slow engine's few requests are no reason to send it more), else on load alone. The best

@@ -7,11 +7,14 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 
-/** The four ratios per prefix class as a console table: the operator's dashboard, in text. */
+/**
+ * The four ratios per prefix class as a console table, with what affinity saved against the wait it
+ * added per request: the operator's dashboard, in text.
+ */
 public final class RatiosTable {
 
-    private static final String[] HEADER = {"class", "requests", "hit rate", "tokens/hit", "$/hit", "load Gini", "stale",
-            "TTFT p50", "TTFT p99", "unmatched"};
+    private static final String[] HEADER = {"class", "requests", "hit rate", "tokens/hit", "$/hit", "saved/req", "wait/req",
+            "load Gini", "stale", "TTFT p50", "TTFT p99", "unmatched"};
 
     private RatiosTable() {}
 
@@ -27,6 +30,9 @@ public final class RatiosTable {
                         percent(r.getAffinityHitRate()),
                         String.format(Locale.ROOT, "%.0f", r.getAvoidedTokensPerHit()),
                         String.format(Locale.ROOT, "%.5f", r.getAvoidedUsdPerHit()),
+                        // What decides affinity, per request: prefill saved against the wait it added (no cost view: -).
+                        r.getCostKnown() == 0 ? "-" : String.format(Locale.ROOT, "%.0f ms", r.getSavedPrefillMsPerRequest()),
+                        r.getCostKnown() == 0 ? "-" : String.format(Locale.ROOT, "%.0f ms", r.getAddedWaitMsPerRequest()),
                         String.format(Locale.ROOT, "%.2f", r.getLoadGini()),
                         r.getAffinityRouted() == 0 ? "-" : percent(r.getStalenessRatio()),
                         ms(r.getTtftP50Ms()),

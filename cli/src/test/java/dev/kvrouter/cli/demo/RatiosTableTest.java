@@ -20,14 +20,17 @@ class RatiosTableTest {
 
     @Test
     void busiestClassFirstAlignedWithEveryFigure() {
-        String table = RatiosTable.render(List.of(ratios("one-shot", 12, 0.0, 0, null), ratios("app-a", 340, 0.8125, 200, 41.6)));
+        ClassRatios appA = ClassRatios.newBuilder(ratios("app-a", 340, 0.8125, 200, 41.6)).setCostKnown(340).setSavedPrefillMsPerRequest(123.4)
+                .setAddedWaitMsPerRequest(7.6).build();
+        String table = RatiosTable.render(List.of(ratios("one-shot", 12, 0.0, 0, null), appA));
         List<String> lines = table.lines().toList();
         assertThat(lines).hasSize(4);
-        assertThat(lines.get(0)).startsWith("class").contains("hit rate", "load Gini", "TTFT p99");
+        assertThat(lines.get(0)).startsWith("class").contains("hit rate", "saved/req", "wait/req", "load Gini", "TTFT p99");
         assertThat(lines.get(1)).matches("-+");
-        assertThat(lines.get(2)).startsWith("app-a").contains("340", "81.3 %", "1536", "0.00460", "0.12", "25.0 %", "42 ms", "125 ms", "3");
+        assertThat(lines.get(2)).startsWith("app-a").contains("340", "81.3 %", "1536", "0.00460", "123 ms", "8 ms", "0.12", "25.0 %", "42 ms",
+                "125 ms", "3");
         assertThat(lines.get(3)).startsWith("one-shot").contains("0.0 %").endsWith("3");
-        assertThat(lines.get(3)).as("no affinity-routed requests: no staleness, no TTFT").contains(" - ");
+        assertThat(lines.get(3)).as("no affinity-routed requests: no staleness, no TTFT, no cost view").contains(" - ");
         assertThat(lines.stream().map(String::length).distinct()).as("columns aligned").hasSize(1);
     }
 

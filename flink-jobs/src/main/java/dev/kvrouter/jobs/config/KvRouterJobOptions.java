@@ -218,8 +218,8 @@ public final class KvRouterJobOptions {
      */
     private static final String CLASS_SWITCH_REMOVED = "a class's affinity is no longer switched off on its hit rate: kvr_pick "
             + "prices every request by the prefill a holder saves against the wait it adds (tune cost.uncached-prefill-weight), and "
-            + "the AFFINITY_NOT_PAYING alert reports a class whose placements added more wait than they saved "
-            + "(ratios.affinity-min-requests: the smallest window judged)";
+            + "the AFFINITY_NOT_PAYING alert reports a class whose placements added more wait than the prefill they saved was "
+            + "worth (ratios.affinity-min-requests: the smallest window judged)";
 
     public static final Map<String, String> REMOVED = Map.of(
             "ratios.affinity-off-below", CLASS_SWITCH_REMOVED,

@@ -8,6 +8,7 @@ import dev.kvrouter.metrics.WindowKind;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.StateTtlConfig;
@@ -41,8 +42,10 @@ public final class AffinityLedger extends KeyedProcessFunction<String, ClassRati
      * savepoints, read by nobody. Cleared on the class's next window; its day-long TTL takes the rest.
      */
     private transient ValueState<Boolean> legacySwitch;
-    /** The exported classes' latest tumbling window; in memory, refilled by the next windows after a restart. */
-    private transient Map<String, ClassRatios> exported;
+    /** The exported classes' latest tumbling window and whether affinity paid in it; in memory, refilled by the next windows after a restart. */
+    private transient Map<String, Exported> exported;
+
+    private record Exported(ClassRatios ratios, Boolean paid) {}
 
     public AffinityLedger(AffinityPayoff payoff) {
         this.payoff = payoff;
@@ -65,35 +68,47 @@ public final class AffinityLedger extends KeyedProcessFunction<String, ClassRati
         legacySwitch.clear();
         double saved = r.getSavedPrefillMsPerRequest();
         double added = r.getAddedWaitMsPerRequest();
-        payoff.paid(new AffinityPayoff.Window(r.getCostKnown(), saved, added)).ifPresent(paid -> out.collect(new AlertObservation(
-                AlertKind.AFFINITY_NOT_PAYING, r.getPrefixClass(), added, saved, !paid,
-                String.format(Locale.ROOT, "class %s: affinity %s %.0f ms of wait per request against %.0f ms of prefill it saved "
-                        + "(%d requests)%s", r.getPrefixClass(), paid ? "added" : "added more wait than it saved:", added, saved,
-                        r.getCostKnown(), paid ? "" : "; its placements are priced on a view or weight that is off (staleness "
-                                + "ratio, cost.uncached-prefill-weight)"),
+        double weighed = payoff.uncachedPrefillWeight() * saved;
+        Optional<Boolean> paid = payoff.paid(new AffinityPayoff.Window(r.getCostKnown(), saved, added));
+        paid.ifPresent(p -> out.collect(new AlertObservation(AlertKind.AFFINITY_NOT_PAYING, r.getPrefixClass(), added, weighed, !p,
+                String.format(Locale.ROOT, "class %s: its placements added %.0f ms of wait per request against %.0f ms of prefill they "
+                        + "saved (x %s as the pick weighs it: %.0f ms; %d requests)%s", r.getPrefixClass(), added, saved,
+                        trim(payoff.uncachedPrefillWeight()), weighed, r.getCostKnown(), p ? ""
+                                : ": affinity did not pay, the view promised blocks the engines did not have (see the staleness ratio)"),
                 r.getWindowEndMs())));
-        export(r);
+        export(r, paid.orElse(null));
     }
 
-    /** The class's ratios as gauges, registered on its first window (within {@link #MAX_EXPORTED_CLASSES}). */
-    private void export(ClassRatios r) {
+    /**
+     * The class's ratios as gauges, registered on its first window (within {@link #MAX_EXPORTED_CLASSES});
+     * whether affinity paid is that of the last window large enough to judge (1 until one is: nothing
+     * said against it).
+     */
+    private void export(ClassRatios r, Boolean paid) {
         String c = r.getPrefixClass();
         if (!exported.containsKey(c) && exported.size() >= MAX_EXPORTED_CLASSES) {
             return;
         }
+        Exported before = exported.get(c);
+        Boolean judged = paid != null ? paid : before != null ? before.paid() : null;
         // The value goes in before a new class's gauges: a scrape may read them at once.
-        if (exported.put(c, r) == null) {
+        if (exported.put(c, new Exported(r, judged)) == null) {
             MetricGroup g = getRuntimeContext().getMetricGroup().addGroup("class", c);
-            g.gauge("kvr_requests", () -> exported.get(c).getRequests());
-            g.gauge("kvr_affinity_hit_ratio", () -> exported.get(c).getAffinityHitRate());
-            g.gauge("kvr_avoided_tokens_per_hit", () -> exported.get(c).getAvoidedTokensPerHit());
-            g.gauge("kvr_avoided_usd_per_hit", () -> exported.get(c).getAvoidedUsdPerHit());
-            g.gauge("kvr_load_gini", () -> exported.get(c).getLoadGini());
-            g.gauge("kvr_staleness_ratio", () -> exported.get(c).getStalenessRatio());
-            g.gauge("kvr_ttft_p50_ms", () -> exported.get(c).getTtftP50Ms());
-            g.gauge("kvr_ttft_p99_ms", () -> exported.get(c).getTtftP99Ms());
-            g.gauge("kvr_affinity_saved_ms_per_request", () -> exported.get(c).getSavedPrefillMsPerRequest());
-            g.gauge("kvr_affinity_added_wait_ms_per_request", () -> exported.get(c).getAddedWaitMsPerRequest());
+            g.gauge("kvr_requests", () -> exported.get(c).ratios().getRequests());
+            g.gauge("kvr_affinity_hit_ratio", () -> exported.get(c).ratios().getAffinityHitRate());
+            g.gauge("kvr_avoided_tokens_per_hit", () -> exported.get(c).ratios().getAvoidedTokensPerHit());
+            g.gauge("kvr_avoided_usd_per_hit", () -> exported.get(c).ratios().getAvoidedUsdPerHit());
+            g.gauge("kvr_load_gini", () -> exported.get(c).ratios().getLoadGini());
+            g.gauge("kvr_staleness_ratio", () -> exported.get(c).ratios().getStalenessRatio());
+            g.gauge("kvr_ttft_p50_ms", () -> exported.get(c).ratios().getTtftP50Ms());
+            g.gauge("kvr_ttft_p99_ms", () -> exported.get(c).ratios().getTtftP99Ms());
+            g.gauge("kvr_affinity_saved_ms_per_request", () -> exported.get(c).ratios().getSavedPrefillMsPerRequest());
+            g.gauge("kvr_affinity_added_wait_ms_per_request", () -> exported.get(c).ratios().getAddedWaitMsPerRequest());
+            g.gauge("kvr_affinity_paid", () -> Boolean.FALSE.equals(exported.get(c).paid()) ? 0 : 1);
         }
+    }
+
+    private static String trim(double v) {
+        return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
     }
 }

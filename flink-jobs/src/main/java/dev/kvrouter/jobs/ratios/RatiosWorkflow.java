@@ -112,7 +112,7 @@ public final class RatiosWorkflow {
         KeySelector<ClassRatios, String> ratiosClass = r -> r.getPrefixClass();
         // The uid is the class policy's of older jobs: their savepoints' switch state is restored here and cleared.
         DataStream<AlertObservation> affinityPaid = tumbling.keyBy(ratiosClass)
-                .process(new AffinityLedger(new AffinityPayoff(config.ratios().affinityMinRequests())))
+                .process(new AffinityLedger(new AffinityPayoff(config.ratios().affinityMinRequests(), config.cost().uncachedPrefillWeight())))
                 .returns(TypeInformation.of(AlertObservation.class)).name("class affinity paid").uid("class-affinity");
         KeySelector<RoutingDecision, String> decisionClient = RoutingDecision::getClientId;
         KeySelector<JoinedRequest, String> doneClient = r -> r.clientId;

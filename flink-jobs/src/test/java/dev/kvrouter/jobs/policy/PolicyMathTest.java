@@ -71,16 +71,20 @@ class PolicyMathTest {
     }
 
     @Test
-    void affinityPaysWhenThePrefillItSavedIsAtLeastTheWaitItAdded() {
-        AffinityPayoff p = new AffinityPayoff(20);
+    void affinityPaysWhenThePrefillItSavedWeighedAsThePickWeighsItIsAtLeastTheWaitItAdded() {
+        AffinityPayoff p = new AffinityPayoff(20, 3);
         // Few hits, each worth seconds of prefill: a 4 % hit rate that saves 120 ms a request against 30 ms of wait pays.
         assertThat(p.paid(new AffinityPayoff.Window(100, 120, 30))).contains(true);
-        // Predictions that did not hold (saved nothing) while placements queued behind holders: it does not.
+        // A saturated fleet: holders' queues add 1.4 s against 0.9 s saved, within the 3 x the pick accepts: it pays.
+        assertThat(p.paid(new AffinityPayoff.Window(100, 900, 1_400))).contains(true);
+        // Predictions that did not hold (saved 10 ms where the pick expected more) while placements queued: it does not.
         assertThat(p.paid(new AffinityPayoff.Window(100, 10, 250))).contains(false);
         // A truly one-shot class: nothing to save, nothing added — the pick placed it by wait alone: nothing to say against it.
         assertThat(p.paid(new AffinityPayoff.Window(100, 0, 0))).contains(true);
         assertThat(p.paid(new AffinityPayoff.Window(19, 0, 500))).as("too few requests with a cost view to judge").isEmpty();
-        assertThatThrownBy(() -> new AffinityPayoff(0)).hasMessageContaining("minRequests");
+        assertThat(new AffinityPayoff(20, 1).paid(new AffinityPayoff.Window(100, 900, 1_400))).as("weighed 1:1").contains(false);
+        assertThatThrownBy(() -> new AffinityPayoff(0, 3)).hasMessageContaining("minRequests");
+        assertThatThrownBy(() -> new AffinityPayoff(1, 0)).hasMessageContaining("uncachedPrefillWeight");
     }
 
     @Test

@@ -25,12 +25,12 @@ import org.junit.jupiter.api.Test;
 
 class AffinityLedgerTest {
 
-    /** Windows of at least 10 requests with a cost view are judged. */
+    /** Windows of at least 10 requests with a cost view are judged; prefill weighed 3 to 1 against wait, as the pick does. */
     private KeyedOneInputStreamOperatorTestHarness<String, ClassRatios, AlertObservation> h;
 
     @BeforeEach
     void open() throws Exception {
-        h = ProcessFunctionTestHarnesses.forKeyedProcessFunction(new AffinityLedger(new AffinityPayoff(10)), ClassRatios::getPrefixClass,
+        h = ProcessFunctionTestHarnesses.forKeyedProcessFunction(new AffinityLedger(new AffinityPayoff(10, 3)), ClassRatios::getPrefixClass,
                 Types.STRING);
     }
 
@@ -54,7 +54,8 @@ class AffinityLedgerTest {
         assertThat(stale.kind()).isEqualTo(AlertKind.AFFINITY_NOT_PAYING);
         assertThat(stale.value()).isEqualTo(300.0);
         assertThat(stale.threshold()).isZero();
-        assertThat(stale.message()).contains("300 ms of wait", "0 ms of prefill", "60 requests");
+        assertThat(stale.message()).contains("300 ms of wait", "0 ms of prefill", "x 3", "60 requests", "did not pay");
+        assertThat(h.extractOutputValues().get(0).threshold()).as("long-prefix: 150 ms saved, weighed x 3").isEqualTo(450.0);
         assertThat(h.numProcessingTimeTimers()).isZero();
         assertThat(h.numKeyedStateEntries()).as("it keeps nothing").isZero();
     }
@@ -96,7 +97,7 @@ class AffinityLedgerTest {
             older = before.snapshot(1, 1);
         }
         h.close();
-        h = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new AffinityLedger(new AffinityPayoff(10))),
+        h = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new AffinityLedger(new AffinityPayoff(10, 3))),
                 ClassRatios::getPrefixClass, Types.STRING);
         h.setup();
         h.initializeState(older);
