@@ -57,6 +57,10 @@ public final class AffinityLedger extends KeyedProcessFunction<String, ClassRati
         descriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofDays(1)).build());
         legacySwitch = getRuntimeContext().getState(descriptor);
         exported = new ConcurrentHashMap<>(); // the reporter's thread reads it
+        // How many classes this instance has judged: 0 while balancers publish no decisions or outcomes
+        // (or no cost view) — nothing judged, and affinity on, as it needs no evidence to be.
+        getRuntimeContext().getMetricGroup().gauge("kvr_affinity_classes_judged",
+                () -> exported.values().stream().filter(e -> e.paid() != null).count());
     }
 
     @Override

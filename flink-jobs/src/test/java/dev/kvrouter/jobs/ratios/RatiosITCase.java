@@ -106,6 +106,8 @@ class RatiosITCase {
             assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_affinity_added_wait_ms_per_request", classLabel)).hasValue(15.0);
             assertThat(metricSum(metrics, OPERATOR_METRIC + "class_kvr_affinity_paid", classLabel)).as("15 ms of wait, 3 x 15 ms saved")
                     .hasValue(1.0);
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "kvr_affinity_classes_judged", "")).hasValueSatisfying(n -> assertThat(n)
+                    .isGreaterThanOrEqualTo(1));
             assertThat(metricSum(metrics, OPERATOR_METRIC + "reason_kvr_decisions_total", "reason=\"AFFINITY\"")).as("a1, a2, a3")
                     .hasValueSatisfying(n -> assertThat(n).isGreaterThanOrEqualTo(3));
             assertThat(metricSum(metrics, OPERATOR_METRIC + "reason_kvr_decisions_total", "reason=\"COLD\"")).as("w1, a4")

@@ -87,6 +87,8 @@ class JobMetricsITCase {
             assertThat(metricSum(metrics, OPERATOR_METRIC + "kvr_redis_batches_total", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
             assertThat(metricSum(metrics, OPERATOR_METRIC + "kvr_redis_batch_latency_ms_count", "")).hasValueSatisfying(n -> assertThat(n).isPositive());
             assertThat(metrics).contains("flink_jobmanager_job_lastCheckpointDuration", "flink_jobmanager_job_lastCheckpointSize");
+            // No decision or outcome was published: no class judged, and the pick above went to the holder all the same.
+            assertThat(metricSum(metrics, OPERATOR_METRIC + "kvr_affinity_classes_judged", "")).hasValue(0.0);
         } finally {
             job.cancel().get(30, TimeUnit.SECONDS);
         }
