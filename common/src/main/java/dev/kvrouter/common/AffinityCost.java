@@ -4,7 +4,7 @@ package dev.kvrouter.common;
  * The two figures a placement is judged by, as the job's ratios and {@code kvr explain} read them
  * back: what it saved (the prefill its decision expected to skip, in the share of the predicted
  * blocks the engine really had cached) against the wait it added (how much later the request could
- * start on the chosen engine than on the soonest one).
+ * start on the chosen engine than where it would have gone with nobody's cache counted).
  */
 public final class AffinityCost {
 

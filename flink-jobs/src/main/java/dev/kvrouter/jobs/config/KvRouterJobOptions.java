@@ -212,15 +212,15 @@ public final class KvRouterJobOptions {
                     + "nothing: AFFINITY_NOT_PAYING fires or clears only on windows this large."),
             atLeast(1));
 
-    /**
-     * Options older jobs took, each with what replaced it: given, they are ignored with a warning, so
-     * that a command line from before keeps starting the job.
-     */
     private static final String CLASS_SWITCH_REMOVED = "a class's affinity is no longer switched off on its hit rate: kvr_pick "
             + "prices every request by the prefill a holder saves against the wait it adds (tune cost.uncached-prefill-weight), and "
             + "the AFFINITY_NOT_PAYING alert reports a class whose placements added more wait than the prefill they saved was "
             + "worth (ratios.affinity-min-requests: the smallest window judged)";
 
+    /**
+     * Options older jobs took, each with what replaced it: given, they are ignored with a warning, so
+     * that a command line from before keeps starting the job.
+     */
     public static final Map<String, String> REMOVED = Map.of(
             "ratios.affinity-off-below", CLASS_SWITCH_REMOVED,
             "ratios.affinity-on-above", CLASS_SWITCH_REMOVED);
