@@ -45,6 +45,11 @@ public final class FleetOptions {
     @Option(names = "--max-running", defaultValue = "32", description = "Sequences an engine runs at once; the rest queue FIFO (default: ${DEFAULT-VALUE}).")
     int maxRunning;
 
+    @Option(names = "--prefill-chunk", defaultValue = "" + EngineConfig.DEFAULT_PREFILL_CHUNK_TOKENS,
+            description = "Tokens a prefill computes per chunk, each chunk's blocks cached and announced as it completes, as vLLM's "
+                    + "chunked prefill does (max_num_batched_tokens); 0: the whole prompt at once (default: ${DEFAULT-VALUE}).")
+    int prefillChunk;
+
     @Option(names = "--report-slots", negatable = true, defaultValue = "true", fallbackValue = "true",
             description = "Engines' load reports carry their slots (max_running), as a bridge given each engine's max-running does "
                     + "(default: on); --no-report-slots: the job learns a lower bound once an engine queues.")
@@ -123,7 +128,11 @@ public final class FleetOptions {
 
     /** The engines as configured; a capacity given as a multiple of the median prompt is resolved against {@code workload}. */
     EngineConfig engineConfig(Workload workload) {
-        EngineConfig base = EngineConfig.defaults().withRates(prefillRate, decodeRate).withMaxRunning(maxRunning).withSlotsReported(reportSlots);
+        if (prefillChunk < 0) {
+            throw new IllegalArgumentException("--prefill-chunk must be 0 (no chunks) or a number of tokens, was " + prefillChunk);
+        }
+        EngineConfig base = EngineConfig.defaults().withRates(prefillRate, decodeRate).withMaxRunning(maxRunning).withSlotsReported(reportSlots)
+                .withPrefillChunkTokens(prefillChunk);
         return base.withCapacity(capacityBlocks(capacity, workload, base.blockTokens()));
     }
 

@@ -125,7 +125,8 @@ public final class RoutingViewWorkflow {
 
         // Dead engines leave the engine table; pick then ignores every entry of theirs.
         KeySelector<RequestSample, String> sampledOn = p -> p.engine;
-        DataStream<ViewWrite> engineWrites = status.keyBy(statusEngine).connect(sources.engineSpeeds().keyBy(sampledOn))
+        DataStream<RequestSample> speeds = sources.engineSpeeds().union(updates.getSideOutput(EngineTracker.PREFILL_PACE));
+        DataStream<ViewWrite> engineWrites = status.keyBy(statusEngine).connect(speeds.keyBy(sampledOn))
                 .process(new EngineTable(config.cost().prefillTokensPerS())).returns(ViewWriteType.INFO)
                 .name("engine table").uid("engine-table");
         KeySelector<EngineStatus, String> fleet = s -> FleetLoad.FLEET;

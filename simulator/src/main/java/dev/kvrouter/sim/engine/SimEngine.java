@@ -35,6 +35,8 @@ public final class SimEngine {
         final int fullBlocks;
         final int totalBlocks;
         int matched = -1;
+        /** Blocks of the chain cached so far: the matched ones, then each prefill chunk's as it completes. */
+        int storedUpTo;
         double prefillStartMs;
         double prefillEndMs;
 
@@ -320,10 +322,22 @@ public final class SimEngine {
             running.add(job);
             job.matched = matched;
             int prefillTokens = Math.max(1, job.placement.request().promptTokens() - matched * config.blockTokens());
+            job.storedUpTo = matched;
             job.prefillStartMs = Math.max(clock.nowMs(), prefillFreeAtMs);
             job.prefillEndMs = job.prefillStartMs + prefillMs(prefillTokens);
             prefillFreeAtMs = job.prefillEndMs;
             int gen = generation;
+            // Chunked prefill: each chunk's full blocks are cached, and announced, as the chunk completes.
+            int chunk = config.prefillChunkTokens();
+            for (int done = chunk; chunk > 0 && done < prefillTokens; done += chunk) {
+                int upTo = Math.min(job.fullBlocks, (matched * config.blockTokens() + done) / config.blockTokens());
+                double at = job.prefillStartMs + (job.prefillEndMs - job.prefillStartMs) * done / prefillTokens;
+                clock.at(at, () -> {
+                    if (gen == generation) {
+                        storeUpTo(job, upTo);
+                    }
+                });
+            }
             clock.at(job.prefillEndMs, () -> {
                 if (gen == generation) {
                     prefilled(job);
@@ -332,17 +346,26 @@ public final class SimEngine {
         }
     }
 
-    private void prefilled(Job job) {
-        long[] chain = job.placement.chain();
-        boolean[] isNew = cache.store(chain, job.matched, job.fullBlocks);
+    /** The job's blocks up to {@code upTo} are computed: cached, and the new ones announced in one batch. */
+    private void storeUpTo(Job job, int upTo) {
+        if (upTo <= job.storedUpTo) {
+            return;
+        }
+        int from = job.storedUpTo;
+        boolean[] isNew = cache.store(job.placement.chain(), from, upTo);
+        job.storedUpTo = upTo;
         if (sink.enabled()) {
-            List<Object> events = storedRuns(job, isNew);
+            List<Object> events = storedRuns(job, from, isNew);
             if (!events.isEmpty()) {
                 emit(events);
             }
         } else if (anyTrue(isNew)) {
             emit(List.of());
         }
+    }
+
+    private void prefilled(Job job) {
+        storeUpTo(job, job.fullBlocks);
         double decodeMs = job.placement.request().outputTokens() * 1000.0 / config.decodeTokensPerS();
         int gen = generation;
         clock.after(decodeMs, () -> {
@@ -384,8 +407,11 @@ public final class SimEngine {
 
     // ---- events ----------------------------------------------------------------------------
 
-    /** One BlockStored per run of newly cached blocks, each with its parent's engine hash and its tokens. */
-    private List<Object> storedRuns(Job job, boolean[] isNew) {
+    /**
+     * One BlockStored per run of newly cached blocks, each with its parent's engine hash and its tokens;
+     * {@code isNew[i]} is chain block {@code from + i}.
+     */
+    private List<Object> storedRuns(Job job, int from0, boolean[] isNew) {
         List<Object> events = new ArrayList<>();
         long[] chain = job.placement.chain();
         int[] tokens = null;
@@ -396,12 +422,12 @@ public final class SimEngine {
                 i++;
                 continue;
             }
-            int from = job.matched + i;
+            int from = from0 + i;
             int j = i;
             while (j < isNew.length && isNew[j] && j - i < MAX_HASHES_PER_EVENT) {
                 j++;
             }
-            int to = job.matched + j;
+            int to = from0 + j;
             if (tokens == null) {
                 tokens = job.placement.request().prompt().tokens();
             }

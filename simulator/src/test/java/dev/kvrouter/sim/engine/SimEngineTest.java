@@ -48,6 +48,36 @@ class SimEngineTest {
     }
 
     @Test
+    void aChunkedPrefillCachesAndAnnouncesEachChunksBlocksAsTheChunkCompletes() throws Exception {
+        // Chunks of 8 tokens (2 blocks); KV room for 16 blocks. A 22-token prompt: 5 full blocks and a partial one.
+        SimEngine chunked = new SimEngine("e1", CONFIG.withCapacity(16).withPrefillChunkTokens(8), clock, sink, done::add);
+        Placement first = placement("r1", Prompt.of(new Prompt.Segment(1, 22)), 1);
+        clock.at(0, () -> chunked.submit(first));
+        clock.runUntil(1_000);
+        // Prefill 1 token/ms: chunks end at 8, 16 and the prompt at 22 ms; a batch a chunk, parents chained.
+        assertThat(sink.kvEvents).extracting(KvEventBatch::getTsMs).containsExactly(1_000_008L, 1_000_016L, 1_000_022L);
+        long[] chain = first.chain();
+        List<List<Long>> stored = sink.kvEvents.stream().map(b -> hashes(((BlockStored) b.getEvents().get(0)).getBlockHashes())).toList();
+        assertThat(stored).containsExactly(List.of(chunked.engineHash(chain[0]), chunked.engineHash(chain[1])),
+                List.of(chunked.engineHash(chain[2]), chunked.engineHash(chain[3])), List.of(chunked.engineHash(chain[4])));
+        assertThat(((BlockStored) sink.kvEvents.get(1).getEvents().get(0)).getParentBlockHash())
+                .isEqualTo(BlockHashes.ofUnsigned64(chunked.engineHash(chain[1])));
+        assertThat(done).extracting(Completion::ttftMs).containsExactly(22.0);
+    }
+
+    @Test
+    void aChunkedPrefillsBlocksAreHitsForOthersFromTheChunkThatComputedThem() throws Exception {
+        EngineConfig roomy = new EngineConfig("m", 4, 32, 1_000, 100, 2, 1_000, false, 8);
+        SimEngine chunked = new SimEngine("e1", roomy, clock, sink, done::add);
+        Prompt.Segment shared = new Prompt.Segment(1, 24);
+        clock.at(0, () -> chunked.submit(placement("r1", Prompt.of(shared), 1)));
+        // r2 shares r1's 24 tokens and is admitted at 10 ms, after r1's first chunk (blocks 0-1) is cached.
+        clock.at(10, () -> chunked.submit(placement("r2", Prompt.of(shared, new Prompt.Segment(2, 4)), 1)));
+        clock.runUntil(1_000);
+        assertThat(done).filteredOn(c -> c.placement().requestId().equals("r2")).extracting(Completion::cachedBlocks).containsExactly(2);
+    }
+
+    @Test
     void queuesFifoAndSkipsTheCachedPrefill() throws Exception {
         Prompt.Segment shared = new Prompt.Segment(1, 8);
         Placement r1 = placement("r1", Prompt.of(shared), 2);

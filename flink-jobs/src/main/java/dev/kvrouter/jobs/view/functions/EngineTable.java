@@ -21,7 +21,9 @@ import org.apache.flink.util.Collector;
  * <ul>
  * <li><b>Prefill rate.</b> {@code kvr_pick} prices the prefill an engine has queued and the one a
  *     request would add there at this rate: an engine slowed down (thermal throttling, a noisy
- *     neighbour) is seen as slow from its own outcomes, not assumed as fast as the configured
+ *     neighbour) is seen as slow from its own outcomes, and under chunked prefill from its KV
+ *     events a chunk after the slowdown (consecutive chunks of one prompt, {@link EngineTracker#PREFILL_PACE}:
+ *     an outcome comes only once the request has decoded too), not assumed as fast as the configured
  *     {@code cost.prefill-tokens-per-s}. It is the ratio of the tokens computed to the milliseconds
  *     spent, plus a prior of {@link #PRIOR_MS} of prefill at the configured rate: an engine that
  *     stops getting requests drifts back to the configured rate within a minute or so, so it gets
@@ -40,6 +42,12 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
     public static final long DECAY_MS = 10_000;
     /** Weight of the configured prefill rate, in milliseconds of prefill: a handful of requests outweighs it. */
     public static final double PRIOR_MS = 250;
+    /**
+     * A chunk seen in the KV events counts as prefill only if it took at most this many times what the
+     * configured rate gives it: a longer gap is an idle engine, not a slow one (a conversation's next
+     * turn extending the prompt its engine stored last). Slowdowns up to this factor show.
+     */
+    public static final double MAX_PACE_SLOWDOWN = 8;
 
     private final double configuredTokensPerS;
     private transient ValueState<EngineSpeed> speed;
@@ -83,6 +91,9 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
             // state nothing ever clears.
             unknownEngine.inc();
             return;
+        }
+        if (sample.fromKvEvents && sample.prefillMs > MAX_PACE_SLOWDOWN * sample.prefillTokens / configuredTokensPerS * 1000) {
+            return; // a gap, not a chunk (see MAX_PACE_SLOWDOWN)
         }
         speed.update(add(r, sample));
     }

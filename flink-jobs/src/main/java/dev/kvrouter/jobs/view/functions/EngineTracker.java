@@ -11,6 +11,7 @@ import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.jobs.config.EngineSettings;
 import dev.kvrouter.jobs.config.ViewSettings;
 import dev.kvrouter.jobs.io.LocationUpdate;
+import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.view.model.EngineBlock;
 import dev.kvrouter.jobs.view.model.EngineHealthState;
 import dev.kvrouter.jobs.view.model.EngineStatus;
@@ -55,6 +56,13 @@ import org.apache.flink.util.OutputTag;
 public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventBatch, EngineLoad, LocationUpdate> {
 
     public static final OutputTag<EngineStatus> ENGINE_STATUS = new OutputTag<>("engine-status") {};
+    /** How fast the engine prefills, from consecutive chunks of one prefill in its KV events ({@link RequestSample#pace}). */
+    public static final OutputTag<RequestSample> PREFILL_PACE = new OutputTag<>("prefill-pace") {};
+    /**
+     * A {@code BlockStored} counts as a chunk of a prefill in progress from this many tokens on: a
+     * decode step stores a block or two of its output, which says nothing of prefill speed.
+     */
+    static final int MIN_PACE_TOKENS = 256;
 
     /** The name of the per-engine health state (savepoints know it by this name). */
     static final String HEALTH_STATE = "engine-health";
@@ -162,7 +170,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         long storedAt = Math.min(batch.getTsMs(), now);
         for (Object event : batch.getEvents()) {
             if (event instanceof BlockStored stored) {
-                store(engine, h, batch, stored, storedAt, now, out);
+                store(engine, h, batch, stored, storedAt, now, ctx, out);
             } else if (event instanceof BlockRemoved removed) {
                 remove(engine, h, removed, now, out);
             } else if (event instanceof AllBlocksCleared) {
@@ -215,7 +223,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         return h.waiting > queueCap ? EngineHealth.BUSY : EngineHealth.READY;
     }
 
-    private void store(String engine, EngineHealthState h, KvEventBatch batch, BlockStored s, long storedAt, long now,
+    private void store(String engine, EngineHealthState h, KvEventBatch batch, BlockStored s, long storedAt, long now, Context ctx,
                        Collector<LocationUpdate> out) throws Exception {
         long tip;
         int depth;
@@ -227,11 +235,20 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
             anchor = 0;
             partial = EngineBlock.NO_PARTIAL;
         } else {
-            EngineBlock parent = blocks.get(Validation.engineHashKey(s.getParentBlockHash()));
+            long parentKey = Validation.engineHashKey(s.getParentBlockHash());
+            EngineBlock parent = blocks.get(parentKey);
             if (parent == null) {
                 // Without the parent's chain state these blocks cannot be named canonically.
                 orphans.inc(s.getBlockHashes().size());
                 return;
+            }
+            // The next chunk of the prompt the engine was prefilling (it stored nothing else since):
+            // its tokens over the time since the chunk before show the engine's speed now, seconds
+            // before the request's outcome would (EngineTable weighs it, and drops a gap too long to
+            // be one chunk: an idle engine's next request extending the same prompt).
+            int tokens = s.getBlockHashes().size() * s.getBlockSize();
+            if (parentKey == h.lastStoredKey && parent.storedAtMs < storedAt && tokens >= MIN_PACE_TOKENS) {
+                ctx.output(PREFILL_PACE, RequestSample.pace(engine, tokens, storedAt - parent.storedAtMs, storedAt));
             }
             tip = parent.chainTip;
             depth = parent.depth;
@@ -280,6 +297,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
             if (!known) {
                 h.blockCount++;
             }
+            h.lastStoredKey = key;
         }
     }
 
@@ -312,6 +330,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         // State clearing: the engine's cache is gone (restart, clear, death); so is our copy of it.
         blocks.clear();
         h.blockCount = 0;
+        h.lastStoredKey = 0;
         h.epoch++;
         h.unsyncedUntilMs = 0;
     }

@@ -42,6 +42,12 @@ public class EngineHealthState {
     /** Until when (processing time) the engine counts as unsynced after a sequence gap; 0 when synced. */
     public long unsyncedUntilMs;
     public long blockCount;
+    /**
+     * The key ({@code Validation.engineHashKey}) of the block the engine's last {@code BlockStored}
+     * ended on; 0 when none. A {@code BlockStored} whose parent is that block continues what the
+     * engine was storing: under chunked prefill, the same prompt's next chunk.
+     */
+    public long lastStoredKey;
     /** The processing-time timer pending for liveness checks; 0 when none. */
     public long nextCheckMs;
     /** When the engine entry was last published, to throttle load-only updates. */

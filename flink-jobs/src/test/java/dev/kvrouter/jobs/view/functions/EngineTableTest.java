@@ -49,6 +49,28 @@ class EngineTableTest {
     }
 
     @Test
+    void chunksOfAPrefillInProgressShowASlowEngineBeforeAnyOutcomeButAnIdleGapIsNoChunk() throws Exception {
+        harness.processElement1(status("READY", 1_000), 1_000);
+        // A slowdown to a quarter: 2 048-token chunks 820 ms apart where the configured rate gives 205 ms.
+        for (int i = 1; i <= 5; i++) {
+            harness.processElement2(RequestSample.pace("e1", 2_048, 820, 1_000 + i * 820), 1_000 + i * 820);
+        }
+        harness.processElement1(status("READY", 5_200), 5_200);
+        assertThat(lastEntry().prefillTokensPerS()).as("4.1 s of slow chunks against the 250 ms prior").isBetween(2_500, 3_200);
+
+        // A conversation's next turn extending the prompt an idle engine stored last: 2 048 tokens 20 s after
+        // them is no chunk (more than 8 x the 205 ms the configured rate gives it) and leaves the rate as it was.
+        int before = lastEntry().prefillTokensPerS();
+        harness.processElement2(RequestSample.pace("e1", 2_048, 20_000, 5_200), 5_200);
+        harness.processElement1(status("READY", 5_200), 5_200);
+        assertThat(lastEntry().prefillTokensPerS()).isEqualTo(before);
+        // An outcome is never bounded: a request's prefill took what it took.
+        harness.processElement2(RequestSample.prefill("e1", 2_048, 20_000, 5_200), 5_200);
+        harness.processElement1(status("READY", 5_200), 5_200);
+        assertThat(lastEntry().prefillTokensPerS()).isLessThan(before);
+    }
+
+    @Test
     void anEngineThatGetsNoMoreRequestsDriftsBackToTheConfiguredRate() throws Exception {
         harness.processElement1(status("READY", 1_000), 1_000);
         harness.processElement2(RequestSample.prefill("e1", 2_500, 1_000, 1_000), 1_000);

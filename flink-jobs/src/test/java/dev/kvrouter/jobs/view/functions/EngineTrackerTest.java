@@ -12,6 +12,7 @@ import dev.kvrouter.events.EngineRole;
 import dev.kvrouter.events.KvEventBatch;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.jobs.io.LocationUpdate;
+import dev.kvrouter.jobs.io.RequestSample;
 import dev.kvrouter.jobs.view.TestConfigs;
 import dev.kvrouter.jobs.view.model.EngineStatus;
 import dev.kvrouter.schemas.BlockHashes;
@@ -62,6 +63,41 @@ class EngineTrackerTest {
             assertThat(u.storedAtMs).as("the engine's clock, not after now").isEqualTo(0);
             assertThat(u.expireAtMs).isEqualTo((long) (600_000 * LN_20));
         });
+    }
+
+    /** A 1 024-token prompt in blocks of 256 tokens (engine hashes 5000 + block), for chunks big enough to time. */
+    private final int[] longPrompt = IntStream.range(10_000, 10_000 + 1_024).toArray();
+
+    private BlockStored chunk(int from, int to) {
+        List<ByteBuffer> hashes = new ArrayList<>();
+        List<Integer> ids = new ArrayList<>();
+        for (int b = from; b < to; b++) {
+            hashes.add(BlockHashes.ofUnsigned64(5000 + b));
+            for (int t = b * 256; t < (b + 1) * 256; t++) {
+                ids.add(longPrompt[t]);
+            }
+        }
+        return BlockStored.newBuilder().setBlockHashes(hashes)
+                .setParentBlockHash(from == 0 ? null : BlockHashes.ofUnsigned64(5000 + from - 1))
+                .setTokenIds(ids).setBlockSize(256).build();
+    }
+
+    @Test
+    void consecutiveChunksOfOnePrefillShowTheEnginesPaceAndNothingElseDoes() throws Exception {
+        open(TestConfigs.with());
+        harness.setProcessingTime(10_000);
+        harness.processElement2(load(0, 0), 10_000);
+        harness.processElement1(batch(1_000, chunk(0, 1)), 10_000); // the prompt's first chunk: nothing before it
+        harness.processElement1(batch(1_100, chunk(1, 2)), 10_000); // the next, 100 ms later
+        harness.processElement1(batch(1_350, chunk(2, 3)), 10_000); // and the next, 250 ms later
+        harness.processElement1(batch(1_400, stored(0, 2, 16)), 10_000); // another prompt's blocks: the engine moved on
+        harness.processElement1(batch(1_450, stored(2, 3, 16)), 10_000); // 16 tokens more of it: a decode step's, not a chunk
+        harness.processElement1(batch(1_500, chunk(3, 4)), 10_000); // the first prompt again, but not what was stored last
+        List<RequestSample> pace = harness.getSideOutput(EngineTracker.PREFILL_PACE).stream().map(r -> r.getValue()).toList();
+        assertThat(pace).extracting(s -> s.engine, s -> s.prefillTokens, s -> s.prefillMs, s -> s.fromKvEvents)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("e1", 256.0, 100.0, true),
+                        org.assertj.core.groups.Tuple.tuple("e1", 256.0, 250.0, true));
+        assertThat(pace.get(1).atMs).isEqualTo(1_350);
     }
 
     @Test
