@@ -118,6 +118,33 @@ class RoutingViewITCase {
     }
 
     @Test
+    void aSlowEnginesPrefillRateShowsInTheEngineTableFromItsChunksBeforeAnyOutcome() throws Exception {
+        // Chunked prefill, 2 048 tokens a chunk (128 blocks of 16): each chunk 820 ms after the one before, a
+        // quarter of the configured 10 000 tokens/s. No request has finished: no outcome says anything yet.
+        FakeEngine slow = alive("slow-chunks");
+        int[] prompt = tokens(91, 3 * 2_048);
+        for (int chunk = 0; chunk < 3; chunk++) {
+            if (chunk > 0) {
+                Thread.sleep(820);
+            }
+            send(slow, slow.batch(slow.stored(prompt, chunk * 128, (chunk + 1) * 128)));
+        }
+        // Two chunks of 2 048 tokens in 1.64 s, with the prior's 250 ms at 10 000 tokens/s: about 3 500 tokens/s.
+        long deadline = System.nanoTime() + ViewTestSupport.WAIT.toNanos();
+        int rate = 0;
+        while (System.nanoTime() < deadline) {
+            router.refresh();
+            dev.kvrouter.contract.EngineEntry e = router.engines().get(slow.id);
+            rate = e == null ? 0 : e.prefillTokensPerS();
+            if (rate > 0 && rate < 5_000) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        assertThat(rate).as("the slow engine's prefill rate in the view, tokens/s").isBetween(2_500, 4_500);
+    }
+
+    @Test
     void withNoDecisionsOrOutcomesAtAllAffinityIsOnForEveryClass() throws Exception {
         // Balancers that publish nothing (no decisions, no outcomes): the job has no evidence about any class,
         // and needs none. It writes no class switch; every class's request goes to its prompt's holder.
