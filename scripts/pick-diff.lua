@@ -166,8 +166,9 @@ for case = 1, cases do
     local at, p = {}, 1
     while p < n do at[#at + 1] = p; p = p * 2 end
     if n > 0 then at[#at + 1] = n end
-    if chance(0.8) then for _, q in ipairs(at) do args[#args + 1] = hashes[q] end end
-    if #args > 6 or chance(0.5) then
+    -- The sampled hashes, all or none; the engines to avoid and hold_ms only after them (kvr_place's arguments).
+    if chance(0.8) then
+      for _, q in ipairs(at) do args[#args + 1] = hashes[q] end
       args[#args + 1] = avoid
       args[#args + 1] = hold
     end

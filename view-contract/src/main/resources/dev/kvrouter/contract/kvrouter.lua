@@ -1038,6 +1038,52 @@ local function engine_set(list)
   return set
 end
 
+-- The arguments, checked before anything is read or written: a call that cannot be right (a
+-- number that is not a whole one in range, hashes that are not 16 hex digits each, runs no match
+-- could give, an id or label too long, an argument more than the function takes) is refused whole,
+-- with the reason, and leaves every key as it was. What is accepted can neither loop (n bounds
+-- every loop over the prompt), nor wait forever (hold_ms is bounded), nor queue a prefill that is
+-- not a real time (n and the runs bound the uncached tokens).
+local MAX_VIEW_AGE_MS, MAX_BLOCKS, MAX_HOLD_MS, MAX_ID, MAX_AVOID = 1e12, 65536, 600000, 1024, 65536
+
+-- A whole number written in decimal digits, at most `max`; nil otherwise.
+local function whole(v, max)
+  if type(v) ~= 'string' or #v == 0 or #v > 15 or string.find(v, '[^0-9]') then return nil end
+  local x = tonumber(v)
+  if x > max then return nil end
+  return x
+end
+
+-- A value as an error message shows it: at most 40 characters of it.
+local function shown(v)
+  if v == nil then return 'nothing' end
+  return #v > 40 and ("'" .. string.sub(v, 1, 40) .. "...' (" .. #v .. ' characters)') or ("'" .. v .. "'")
+end
+
+-- The arguments every placement takes first: max_view_age_ms, prefix class, client id, request id, n.
+-- Returns n, or nil and what is wrong.
+local function placement_arguments(args, least)
+  if #args < least then return nil, string.format('expected at least %d arguments, got %d', least, #args) end
+  if not whole(args[1], MAX_VIEW_AGE_MS) then return nil, 'max_view_age_ms must be a whole number of ms up to 10^12, got ' .. shown(args[1]) end
+  for i, name in ipairs({'the prefix class', 'the client id', 'the request id'}) do
+    if #args[i + 1] > MAX_ID then return nil, name .. ' is over ' .. MAX_ID .. ' characters: ' .. shown(args[i + 1]) end
+  end
+  local n = whole(args[5], MAX_BLOCKS)
+  if not n then return nil, 'n must be a whole number of blocks up to ' .. MAX_BLOCKS .. ', got ' .. shown(args[5]) end
+  return n
+end
+
+-- The optional tail every placement takes last, from position `at`: the engines to avoid, hold_ms.
+local function tail_arguments(args, at)
+  if #args > at + 1 then return string.format('expected at most %d arguments, got %d', at + 1, #args) end
+  if args[at] and #args[at] > MAX_AVOID then return 'the engines to avoid are over ' .. MAX_AVOID .. ' characters' end
+  local hold = args[at + 1]
+  if hold and hold ~= '' and not whole(hold, MAX_HOLD_MS) then
+    return 'hold_ms must be empty or a whole number of ms up to ' .. MAX_HOLD_MS .. ', got ' .. shown(hold)
+  end
+  return nil
+end
+
 -- KEYS: meta, engines, group of block 1, group of blocks 2..n, class switches, reservations
 -- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), request id ('' to
 --       reserve nothing), n, the prompt's n block hashes as one argument (16 hex digits each, one
@@ -1048,13 +1094,21 @@ end
 --       the request while every engine is full (see HOLD_STALE_MS; '' or 0: never)
 -- Returns: see decide; a request told to wait gets no engine and the reason HOLD.
 local function pick_with(keys, args, reserving)
-  local n = tonumber(args[5])
-  local packed = args[6] or ''
-  if not n or n < 0 or #packed ~= 16 * n then
+  local fn = reserving and 'kvr_pick' or 'kvr_peek'
+  if #keys ~= 6 then return redis.error_reply(string.format('ERR %s: expected 6 keys, got %d', fn, #keys)) end
+  local n, wrong = placement_arguments(args, 6)
+  if not n then return redis.error_reply('ERR ' .. fn .. ': ' .. wrong) end
+  local packed = args[6]
+  if #packed ~= 16 * n then
     -- A layout-7 client sends each hash as its own argument: refused, saying what to send.
-    return redis.error_reply(string.format('ERR kvr_pick (layout %d): expected n=%s block hashes as one argument of 16*n hex '
-      .. 'digits, got %d characters; a client older than layout %d must be upgraded', LAYOUT, tostring(args[5]), #packed, LAYOUT))
+    return redis.error_reply(string.format('ERR %s (layout %d): expected n=%s block hashes as one argument of 16*n hex '
+      .. 'digits, got %d characters; a client older than layout %d must be upgraded', fn, LAYOUT, tostring(args[5]), #packed, LAYOUT))
   end
+  if string.find(packed, '[^0-9a-f]') then
+    return redis.error_reply('ERR ' .. fn .. ': the block hashes must be lowercase hex digits, got ' .. shown(packed))
+  end
+  wrong = tail_arguments(args, 7)
+  if wrong then return redis.error_reply('ERR ' .. fn .. ': ' .. wrong) end
   local function hash(k) return string.sub(packed, 16 * k - 15, 16 * k) end
   local now = now_ms()
   local h = read_head(keys[1], keys[2], keys[5], keys[6], args[3], now, engine_set(args[7]), reserving)
@@ -1080,9 +1134,37 @@ end
 --       them the placement neither reads nor records any), then optionally the engines to avoid and
 --       hold_ms (as kvr_pick's)
 local function place(keys, args)
-  local n = tonumber(args[5])
-  local now = now_ms()
+  if #keys ~= 4 then return redis.error_reply(string.format('ERR kvr_place: expected 4 keys, got %d', #keys)) end
+  local n, wrong = placement_arguments(args, 6)
+  if not n then return redis.error_reply('ERR kvr_place: ' .. wrong) end
   local at = sampled(n)
+  local runs = {}
+  for run in string.gmatch(args[6], '[^,]+') do
+    local id, d, c = string.match(run, '^([^,=:]+)=(%d+):([%d.eE+-]+)$')
+    local depth, confidence = whole(d, n), tonumber(c)
+    if not depth or not confidence or not (confidence >= 0 and confidence <= 1) then
+      return redis.error_reply('ERR kvr_place: a run must be engine=depth:confidence, depth at most n (' .. n
+        .. '), confidence in [0, 1]; got ' .. shown(run))
+    end
+    runs[#runs + 1] = {id, depth, confidence}
+  end
+  if string.find(args[6], ',,') or string.find(args[6], '^,') or string.find(args[6], ',$') then
+    return redis.error_reply('ERR kvr_place: the runs are engine=depth:confidence separated by commas, got ' .. shown(args[6]))
+  end
+  if #args > 6 then
+    if #args < 6 + #at then
+      return redis.error_reply(string.format('ERR kvr_place: the prompt\'s hashes at the sampled positions come all %d or none, got %d',
+        #at, #args - 6))
+    end
+    for i = 7, 6 + #at do
+      if #args[i] ~= 16 or string.find(args[i], '[^0-9a-f]') then
+        return redis.error_reply('ERR kvr_place: a sampled block hash must be 16 lowercase hex digits, got ' .. shown(args[i]))
+      end
+    end
+    wrong = tail_arguments(args, 7 + #at)
+    if wrong then return redis.error_reply('ERR kvr_place: ' .. wrong) end
+  end
+  local now = now_ms()
   local h = read_head(keys[1], keys[2], keys[3], keys[4], args[3], now, engine_set(args[7 + #at]), true)
   if not h then return NO_VIEW end
   if held(h, args[4], args[8 + #at], tonumber(args[1])) then return hold_answer(h) end
@@ -1090,8 +1172,8 @@ local function place(keys, args)
   if #args >= 6 + #at then h.sampled = {unpack(args, 7, 6 + #at)} end
   local result = decide(h, n, args[2], tonumber(args[1]), function()
     local depth, conf = {}, {}
-    for id, d, c in string.gmatch(args[6] or '', '([^,=]+)=(%d+):([%d.eE+-]+)') do
-      if h.engines[id] then depth[id] = tonumber(d); conf[id] = tonumber(c) end
+    for _, run in ipairs(runs) do
+      if h.engines[run[1]] then depth[run[1]] = run[2]; conf[run[1]] = run[3] end
     end
     return match_pending(h, at, depth, conf)
   end)
@@ -1104,6 +1186,10 @@ end
 -- the engine reports again; a request still held leaves the waiting room. Returns how many
 -- reservations there were.
 local function done(keys, args)
+  if #keys ~= 2 then return redis.error_reply(string.format('ERR kvr_done: expected 2 keys, got %d', #keys)) end
+  for i = 1, #args do
+    if #args[i] > MAX_ID then return redis.error_reply('ERR kvr_done: a request id is over ' .. MAX_ID .. ' characters: ' .. shown(args[i])) end
+  end
   local engines_key, res = keys[1], keys[2]
   local now = now_ms()
   local released = 0
@@ -1131,6 +1217,10 @@ end
 -- KEYS: reservations; ARGV: request ids a balancer still holds: they keep their places in the waiting
 -- room (see HOLD_STALE_MS). Returns how many were there.
 local function holding(keys, args)
+  if #keys ~= 1 then return redis.error_reply(string.format('ERR kvr_holding: expected 1 key, got %d', #keys)) end
+  for i = 1, #args do
+    if #args[i] > MAX_ID then return redis.error_reply('ERR kvr_holding: a request id is over ' .. MAX_ID .. ' characters: ' .. shown(args[i])) end
+  end
   local res = keys[1]
   local seen = res .. ':hold:seen'
   local now = now_ms()
