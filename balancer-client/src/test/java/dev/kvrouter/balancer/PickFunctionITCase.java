@@ -528,11 +528,12 @@ class PickFunctionITCase {
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e3", 0, "SPILL_BUSY");
         // Measured at 64 tokens/s: 2 × 2 × 0.25 s = 1 s on e1. It keeps the request, and the prefill
-        // queued there is its 2 uncached blocks at its own rate: 0.5 s.
+        // queued there is its 2 uncached blocks, 0.5 s at its own rate.
         learnedRate("e1", 1, 64);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e1", 2, "AFFINITY");
-        assertThat(redis.hget(layout.reservationsKey() + ":prefill", "e1")).startsWith("500.0|");
+        // (kept as tokens, 32 of them, priced at the engine's rate whenever read: 500 ms at 64 tokens/s)
+        assertThat(redis.hget(layout.reservationsKey() + ":prefill", "e1")).startsWith("t32.0|");
     }
 
     @Test
@@ -701,6 +702,30 @@ class PickFunctionITCase {
         assertThat(hit).extracting(Pick::engineId, Pick::reason).containsExactly("e2", "AFFINITY");
         assertThat(hit.saving().prefillMs()).isEqualTo(2_000.0);
         assertThat(hit.saving().addedWaitMs()).as("e2 is where it would go uncached too").isZero();
+    }
+
+    @Test
+    void theQueueAnEngineWasGivenIsReadAtTheRateItIsKnownToHaveNowSoASlowdownStretchesItAtOnce(StackAddresses stack) {
+        // 16 tokens/s configured: a block is a second. e1 holds the whole prompt; e2 and e3 would compute it all: 3 x 4 s.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        for (String e : List.of("e1", "e2", "e3")) {
+            redis.hset(layout.enginesKey(), e, new EngineEntry("READY", e.equals("e1") ? 0 : 1, 0, 500, TAU, 1, false, now, EngineEntry.BOTH,
+                    8, 0, 20_000).encode());
+        }
+        holdWholePrompt("e1");
+        // A cold 4-block prompt lands on e1 (all cost the same; e1 has the fewest requests): 64 tokens queued there, 4 s.
+        long[] other = new CanonicalBlockHasher(16).chain("m", null, IntStream.range(7_000, 7_064).toArray(), List.of());
+        assertThat(pick(router, other)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "COLD");
+        try (KvRouterClient looking = new KvRouterClient(options(stack.redisUrl()).observing())) {
+            // 4 s of queue on the holder against 12 s of prefill anywhere else: the holder.
+            assertThat(pick(looking, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
+            // Its chunks now show it at 4 tokens/s: the 64 tokens queued there are 16 s, not what is left of 4.
+            redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 0, 500, TAU, 1, false, now, EngineEntry.BOTH, 8, 4, 20_000)
+                    .encode());
+            Pick away = pick(looking, chain);
+            assertThat(away.engineId()).isIn("e2", "e3");
+            assertThat(away.reason()).isEqualTo("SPILL_BUSY");
+        }
     }
 
     @Test

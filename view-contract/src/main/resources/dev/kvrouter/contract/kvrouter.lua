@@ -101,7 +101,8 @@ end
 --   <res>:by-time         zset  request id, scored by at_ms: the order reservations expire in
 --   <res>:engine:<engine> zset  request id, scored by at_ms: what a load report at load_ms covers
 --   <res>:client:<client> hash  engine -> the client's live reservations there (the client cap)
---   <res>:prefill         hash  engine -> queued_ms|at_ms: prefill placed there, drained in real time
+--   <res>:prefill         hash  engine -> t<tokens>|at_ms: prefill tokens placed there and not computed as of at_ms,
+--                               priced at the engine's rate when read (an older library wrote queued_ms|at_ms)
 --   <res>:done:<engine>   zset  request id, scored by when it was reported done: requests the
 --                               engine's last load report still counts, one less each until the next
 -- Every key expires reservation_ttl_ms (done: DONE_KEEP_MS) after its last write: with no balancer
@@ -316,8 +317,10 @@ end
 -- A prefill queue's value, queued_ms|at_ms, as {queued_ms, at_ms} (false when malformed): only the
 -- engine a placement went to changes, so the others' come from the memo.
 local prefill_of = memo(function(v)
-  local queued, at = string.match(v, '^([^|]+)|(%d+)$')
-  return queued and {tonumber(queued), tonumber(at)} or false
+  local tokens, at = string.match(v, '^t([^|]+)|(%d+)$')
+  if tokens then return {tonumber(tokens), tonumber(at), true} end
+  local queued, since = string.match(v, '^([^|]+)|(%d+)$')
+  return queued and {tonumber(queued), tonumber(since), false} or false
 end)
 
 -- What every placement reads from the head slot: the meta figures, the live engines with the
@@ -411,15 +414,19 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
   h.mean = live > 0 and total_load / live or 0
   h.decode_mean = decode_live > 0 and decode_load / decode_live or 0
 
-  -- The prefill every placement sent to an engine (its uncached tokens at its prefill rate), as a
-  -- queue that drains in real time: how long a new request there waits for its own prefill.
+  -- The prefill every placement sent to an engine (its uncached tokens), as a queue that drains in
+  -- real time at the engine's rate as known now: how long a new request there waits for its own
+  -- prefill. Priced at read, so an engine seen slower since the placements (its chunks come slower:
+  -- EngineTable) has its whole queue stretched at once, not only the prefill placed after.
   h.backlog = {}
   if h.prefill_rate then
     local q = redis.call('HGETALL', res .. ':prefill')
     for i = 1, #q, 2 do
-      local queued = prefill_of(q[i + 1])
-      if queued then
-        h.backlog[q[i]] = math.max(0, queued[1] - (now - queued[2]))
+      local entry = prefill_of(q[i + 1])
+      if entry and entry[1] and entry[2] then
+        local e = engines[q[i]]
+        local queued_ms = entry[3] and entry[1] / (e and e.rate or h.prefill_rate) * 1000 or entry[1]
+        h.backlog[q[i]] = math.max(0, queued_ms - (now - entry[2]))
       end
     end
   end
@@ -587,9 +594,10 @@ local function reserve(h, result, request, n)
   end
   local ready = now
   if h.prefill_rate then
-    local queued = (h.backlog[engine] or 0) + tokens / h.engines[engine].rate * 1000
+    local rate = h.engines[engine].rate
+    local queued = (h.backlog[engine] or 0) + tokens / rate * 1000
     ready = now + math.ceil(queued)
-    redis.call('HSET', res .. ':prefill', engine, string.format('%.1f|%d', queued, now))
+    redis.call('HSET', res .. ':prefill', engine, string.format('t%.1f|%d', queued * rate / 1000, now))
     -- An engine whose queue drained long ago leaves the hash (engines come and go).
     for id, left in pairs(h.backlog) do
       if left == 0 and id ~= engine and not h.engines[id] then redis.call('HDEL', res .. ':prefill', id) end
