@@ -100,7 +100,21 @@ public final class LocalStack {
                 options.out().println("stack in " + options.stateDir() + " is not healthy: stopping what is left of it");
                 stopAll(existing.get());
             }
-            return start();
+            try {
+                return start();
+            } catch (PortTakenException e) {
+                // A port chosen free was taken before the service bound it (another process's outgoing
+                // connection got it as its ephemeral port): everything stopped, once more on fresh ports.
+                options.out().println("stack: " + e.getMessage() + "; starting again on other ports");
+                return start();
+            }
+        }
+    }
+
+    /** A service exited during start-up saying its port was in use. */
+    static final class PortTakenException extends IllegalStateException {
+        PortTakenException(String message) {
+            super(message);
         }
     }
 
@@ -196,6 +210,10 @@ public final class LocalStack {
         return addresses;
     }
 
+    /** How Kafka, Apicurio (Quarkus) and redis-server say in their logs that their port was taken. */
+    static final java.util.regex.Pattern PORT_IN_USE =
+            java.util.regex.Pattern.compile("(?i)address already in use|port \\d+ seems to be in use|could not create server tcp listening socket");
+
     private void awaitReady(StackState state, Map<Service, BooleanSupplier> checks) {
         long deadline = System.nanoTime() + options.readyTimeout().toNanos();
         Map<Service, CompletableFuture<Void>> waits = new EnumMap<>(Service.class);
@@ -222,7 +240,9 @@ public final class LocalStack {
             }
         });
         if (!failures.isEmpty()) {
-            throw new IllegalStateException("the local stack did not start:\n" + String.join("\n", failures));
+            String message = "the local stack did not start:\n" + String.join("\n", failures);
+            boolean portTaken = failures.stream().anyMatch(f -> f.contains("exited during start-up") && PORT_IN_USE.matcher(f).find());
+            throw portTaken ? new PortTakenException(message) : new IllegalStateException(message);
         }
     }
 
