@@ -566,10 +566,10 @@ class PickFunctionITCase {
 
     @Test
     void aHeavierWeightOnUncachedPrefillKeepsTheHolder() {
-        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3.5"));
         hold(1, "e1");
         pick(router, chain);
-        // e1: 3 s queued + 3 × 3 s = 12 s (less the ms since); e2, e3: 3 × 4 s = 12 s.
+        // e1: 3 s queued + 3.5 × 3 s = 13.5 s; e2, e3: 3.5 × 4 s = 14 s (with 2, 9 s against 8: e2 or e3).
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e1", 1, "AFFINITY");
     }
@@ -631,7 +631,7 @@ class PickFunctionITCase {
     void eachPlacementSaysThePrefillItSavesAndTheWaitItAddsAndAHolderIsKeptOnlyWhileTheWeightedSavingOutweighsTheWait() {
         // 16 tokens/s: a block of prefill is a second. e1 holds 2 of the prompt's 4 blocks: it saves 2 s of prefill.
         // Slots and slot times known (8 each, 20 s): the wait is priced, no load threshold turns a holder away.
-        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3.5"));
         for (String e : List.of("e1", "e2", "e3")) {
             redis.hset(layout.enginesKey(), e, new EngineEntry("READY", 0, 0, 500, TAU, 1, false, now, EngineEntry.BOTH, 8, 0, 20_000).encode());
         }
@@ -642,15 +642,15 @@ class PickFunctionITCase {
         assertThat(first.saving().prefillMs()).isEqualTo(2_000.0);
         assertThat(first.saving().addedWaitMs()).as("nothing queued anywhere yet").isZero();
         // Each placement on e1 queues its 2 uncached blocks there (2 s). e1 keeps the prompt while its
-        // queue stays within 3 x the 2 s it saves: 2 + 3 x 2 = 8 s there against 3 x 4 = 12 s on e2 and e3,
-        // then 4 + 6 = 10 s, then 6 + 6 = 12 s less the milliseconds since: still e1.
+        // queue stays within 3.5 x the 2 s it saves: 2 + 3.5 x 2 = 9 s there against 3.5 x 4 = 14 s on e2
+        // and e3, then 11 s, then 13 s: still e1 (its blocks live 10 min: a wait of seconds leaves them all).
         for (double queued : new double[] {2_000, 4_000, 6_000}) {
             Pick p = pick(router, chain);
             assertThat(p).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
             assertThat(p.saving().prefillMs()).isEqualTo(2_000.0);
             assertThat(p.saving().addedWaitMs()).as("the queue on e1 against none elsewhere").isBetween(queued - 500, queued);
         }
-        // 8 + 6 s: more than the prompt costs cold elsewhere. Placed where it starts at once, it adds no wait.
+        // 8 + 7 s: more than the prompt costs cold elsewhere. Placed where it starts at once, it adds no wait.
         Pick cold = pick(router, chain);
         assertThat(cold.engineId()).isIn("e2", "e3");
         assertThat(cold.reason()).isEqualTo("SPILL_BUSY");
@@ -726,6 +726,37 @@ class PickFunctionITCase {
             assertThat(away.engineId()).isIn("e2", "e3");
             assertThat(away.reason()).isEqualTo("SPILL_BUSY");
         }
+    }
+
+    @Test
+    void aHoldersRunCountsOnlyAsFarAsItOutlastsThePrefillQueuedAheadOfTheRequest(StackAddresses stack) {
+        // 16 tokens/s: a block is a second. e1 holds the whole 4-block prompt and has 5 s of others' prefill
+        // queued (80 tokens); e2 and e3 would compute the prompt: 3 x 4 s = 12 s.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        holdWholePrompt("e1");
+        redis.hset(layout.reservationsKey() + ":prefill", "e1", "t80.0|" + System.currentTimeMillis());
+        try (KvRouterClient looking = new KvRouterClient(options(stack.redisUrl()).observing())) {
+            // Deep caches (blocks live 10 min): the run outlasts the queue, 5 s there against 12 s cold elsewhere.
+            Pick deep = pick(looking, chain);
+            assertThat(deep).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 4, "AFFINITY");
+            assertThat(deep.saving().prefillMs()).as("4 s saved, 5 s of 10 min eroding it by under 1 %").isBetween(3_900.0, 4_000.0);
+            // Caches a few prompts deep: e1's blocks live 2 s. Behind 5 s of other prompts' prefill 8 % of the run is
+            // left when the request starts: 5 + 3 x 4 x 0.92 = 16 s there, more than cold elsewhere.
+            redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 0, 500, 2_000, 1, false, now, EngineEntry.BOTH).encode());
+            Pick shallow = pick(looking, chain);
+            assertThat(shallow.engineId()).isIn("e2", "e3");
+            assertThat(shallow).extracting(Pick::reason, Pick::bestHolderBlocks).containsExactly("SPILL_BUSY", 4);
+        }
+        // With 1 s queued and blocks living 1.44 s (half the run is left after a second) e1 still wins:
+        // 1 + 3 x 2 = 7 s. It is expected to save half the prompt, and queues the other half as its prefill.
+        redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 0, 500, 1_443, 1, false, now, EngineEntry.BOTH).encode());
+        redis.hset(layout.reservationsKey() + ":prefill", "e1", "t16.0|" + System.currentTimeMillis());
+        Pick half = pick(router, chain);
+        assertThat(half).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 4, "AFFINITY");
+        assertThat(half.saving().prefillMs()).as("2 of the 4 blocks' 4 s").isBetween(1_990.0, 2_010.0);
+        String queued = redis.hget(layout.reservationsKey() + ":prefill", "e1");
+        assertThat(Double.parseDouble(queued.substring(1, queued.indexOf('|'))))
+                .as("what was left of the 16 tokens queued, and the 32 the placement recomputes: %s", queued).isBetween(47.0, 48.1);
     }
 
     @Test

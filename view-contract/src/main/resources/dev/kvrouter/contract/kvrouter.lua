@@ -582,7 +582,9 @@ local function reserve(h, result, request, n)
   if request == '' or engine == '' then return end
   local res, now, ttl = h.res, h.now, h.res_ttl
   release(res, request) -- a request id sent again replaces its reservation instead of counting twice
-  local tokens = math.max(0, n - result[2]) * h.chunk
+  -- The prefill it queues there: the prompt less what the placement expects to find cached (a run
+  -- the queue ahead evicts first is computed again: kept, in decide).
+  local tokens = math.max(0, n * h.chunk - (h.cached_tokens or result[2] * h.chunk))
   local by_engine = res .. RESERVED .. engine
   redis.call('HSET', res, request, engine .. '|' .. now .. '|' .. tokens .. '|' .. h.client)
   redis.call('ZADD', res .. ':by-time', now, request)
@@ -646,6 +648,16 @@ local function decide(h, n, class, max_age, match)
     return start
   end
 
+  -- The share of an engine's run still cached when the request's own prefill starts there, after
+  -- the wait w: the view's model of a block's life (confidence exp(-age/tau)) carried over the
+  -- wait. The prefill queued ahead stores other prompts' blocks first; where caches are a few
+  -- prompts deep that evicts the run before the request reaches it, and the request recomputes it
+  -- all behind that queue (BENCHMARKS.md, "Robust affinity": cache pressure). Deep caches have a
+  -- tau of minutes: there it is 1 for any wait worth a holder.
+  local function kept(id, w)
+    return math.exp(-w / math.max(1, engines[id].tau))
+  end
+
   -- Disaggregated serving: the least loaded decode engine that is ready and not hot (else the least
   -- loaded), and the whole prompt's KV hand-off to it, on the TTFT path whatever the cache saved.
   local function with_decode(result)
@@ -672,7 +684,8 @@ local function decide(h, n, class, max_age, match)
     local outcome, tokens, saved_ms = 'COLD', 0, 0
     local rate = engines[result[1]] and engines[result[1]].rate or h.prefill_rate
     if result[2] > 0 then
-      outcome, tokens = 'HIT', result[2] * h.chunk
+      -- What it is expected to save: the run as far as it outlasts the wait (kept).
+      outcome, tokens = 'HIT', math.floor(result[2] * h.chunk * kept(result[1], wait(result[1])) + 0.5)
       if rate then saved_ms = tokens / rate * 1000 end
     elseif best_depth > 0 and h.kv_bytes and rate and h.fabric then
       local t = best_depth * h.chunk
@@ -684,6 +697,7 @@ local function decide(h, n, class, max_age, match)
     end
     result[6] = outcome
     result[7] = tokens
+    h.cached_tokens = outcome == 'HIT' and tokens or 0 -- (what the reservation does not queue)
     result[8] = string.format('%.6f', tokens * h.price / 1000000)
     result[9] = string.format('%.1f', saved_ms)
     result[12] = best_depth
@@ -767,11 +781,15 @@ local function decide(h, n, class, max_age, match)
   -- request's first token, for the requests queued behind its prefill there, and for the cache room
   -- a second copy of another engine's blocks takes).
   -- Ties: the longer run, the lower load, the id.
-  local function uncached_ms(id, runs)
-    return h.miss_weight * (n - (runs[id] or 0)) * h.chunk / engines[id].rate * 1000
+  -- A run counts as far as it outlasts the wait w before the request starts there (kept).
+  local function uncached_ms(id, runs, w)
+    local d = runs[id]
+    if d and d > 0 then d = d * kept(id, w) else d = 0 end
+    return h.miss_weight * (n - d) * h.chunk / engines[id].rate * 1000
   end
   local function delay(id, runs)
-    return wait(id) + uncached_ms(id, runs)
+    local w = wait(id)
+    return w + uncached_ms(id, runs, w)
   end
   -- The engine where the request costs the least delay, given each engine's run; on the way, the one
   -- it would cost the least with no run counted (`blind`, for the added wait).
@@ -780,7 +798,7 @@ local function decide(h, n, class, max_age, match)
     for id in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) then
         local w = wait(id)
-        local t = w + uncached_ms(id, runs) -- once an engine, not once a comparison
+        local t = w + uncached_ms(id, runs, w) -- once an engine, not once a comparison
         local sooner = not best or t < best_delay
         if best and t == best_delay then
           local d, best_d = runs[id] or 0, runs[best] or 0
@@ -794,7 +812,7 @@ local function decide(h, n, class, max_age, match)
         end
         if sooner then best, best_delay = id, t end
         if not blind then
-          local u = w + uncached_ms(id, no_runs)
+          local u = w + uncached_ms(id, no_runs, w)
           if not unseen or u < unseen_delay or (u == unseen_delay and (engines[id].load < engines[unseen].load
               or (engines[id].load == engines[unseen].load and id < unseen))) then
             unseen, unseen_delay = id, u
