@@ -387,7 +387,11 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         s.reason = reason;
         s.waiting = h.waiting;
         s.running = h.running;
-        s.slots = h.slots;
+        // Requests wait while slots are free only when the KV cache holds no more (vLLM admits a request
+        // once its blocks fit): until a running one ends, the engine runs what it runs now. Long prompts in a
+        // cache a few prompts deep fill it at a few requests, far below max_running, and the pick prices a
+        // full engine's wait per request ahead of it (BENCHMARKS.md, "Robust affinity": cache pressure).
+        s.slots = h.waiting > 0 && h.running > 0 && h.running < h.slots ? h.running : h.slots;
         s.kvUsage = h.kvCapacity > 0 ? (double) h.kvUsed / h.kvCapacity : 0;
         s.servingRole = h.servingRole;
         s.residencyMs = (long) Math.min(maxResidencyMs, effectiveResidencyMs(h));

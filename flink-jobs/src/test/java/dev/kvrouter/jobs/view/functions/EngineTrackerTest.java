@@ -236,12 +236,30 @@ class EngineTrackerTest {
         assertThat(lastStatus().slots).as("its own figure, never having queued").isEqualTo(32);
         harness.setProcessingTime(1_000);
         harness.processElement2(load(3, 30), 1_000); // an older bridge's report: learned as before, never below...
-        assertThat(lastStatus().slots).isEqualTo(32);
+        assertThat(lastStatus().slots).as("3 wait with 2 slots free: full at the 30 it runs").isEqualTo(30);
+        harness.setProcessingTime(1_500);
+        harness.processElement2(load(0, 30), 1_500);
+        assertThat(lastStatus().slots).as("nothing waits: 32, not lowered by the older report").isEqualTo(32);
         EngineLoad restarted = load(0, 0);
         restarted.setMaxRunning(16);
         harness.setProcessingTime(2_000);
         harness.processElement2(restarted, 2_000);
         assertThat(lastStatus().slots).as("...but the engine's own figure wins, also downwards").isEqualTo(16);
+    }
+
+    @Test
+    void anEngineWhoseRequestsWaitWithSlotsFreeIsFullAtWhatItRunsUntilTheyStopWaiting() throws Exception {
+        open(TestConfigs.with("engine.update-interval", "0 ms"));
+        EngineLoad kvFull = load(2, 3); // 3 long prompts fill its KV cache: 2 wait with 29 slots free
+        kvFull.setMaxRunning(32);
+        harness.processElement2(kvFull, 0);
+        assertThat(lastStatus().slots).as("full at the 3 it runs").isEqualTo(3);
+        assertThat(EngineTable.entry(lastStatus(), 0, 0).slots()).isEqualTo(3);
+        EngineLoad drained = load(0, 3);
+        drained.setMaxRunning(32);
+        harness.setProcessingTime(1_000);
+        harness.processElement2(drained, 1_000);
+        assertThat(lastStatus().slots).as("nothing waits: its own figure again").isEqualTo(32);
     }
 
     @Test
