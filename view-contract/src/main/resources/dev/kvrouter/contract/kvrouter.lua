@@ -314,8 +314,9 @@ local function hold(h, request, hold_ms)
   return true
 end
 
--- A prefill queue's value, queued_ms|at_ms, as {queued_ms, at_ms} (false when malformed): only the
--- engine a placement went to changes, so the others' come from the memo.
+-- A prefill queue's value, t<tokens>|at_ms, as {tokens, at_ms, true}, or an older library's
+-- queued_ms|at_ms as {queued_ms, at_ms, false} (false when malformed): only the engine a placement
+-- went to changes, so the others' come from the memo.
 local prefill_of = memo(function(v)
   local tokens, at = string.match(v, '^t([^|]+)|(%d+)$')
   if tokens then return {tonumber(tokens), tonumber(at), true} end
@@ -582,9 +583,9 @@ local function reserve(h, result, request, n)
   if request == '' or engine == '' then return end
   local res, now, ttl = h.res, h.now, h.res_ttl
   release(res, request) -- a request id sent again replaces its reservation instead of counting twice
-  -- The prefill it queues there: the prompt less what the placement expects to find cached (a run
-  -- the queue ahead evicts first is computed again: kept, in decide).
-  local tokens = math.max(0, n * h.chunk - (h.cached_tokens or result[2] * h.chunk))
+  -- The prefill it queues there: the prompt less what the placement expects to find cached (answer
+  -- 7 of a HIT: a run the queue ahead evicts first is computed again, see kept in decide).
+  local tokens = math.max(0, n * h.chunk - (result[6] == 'HIT' and result[7] or 0))
   local by_engine = res .. RESERVED .. engine
   redis.call('HSET', res, request, engine .. '|' .. now .. '|' .. tokens .. '|' .. h.client)
   redis.call('ZADD', res .. ':by-time', now, request)
@@ -697,7 +698,6 @@ local function decide(h, n, class, max_age, match)
     end
     result[6] = outcome
     result[7] = tokens
-    h.cached_tokens = outcome == 'HIT' and tokens or 0 -- (what the reservation does not queue)
     result[8] = string.format('%.6f', tokens * h.price / 1000000)
     result[9] = string.format('%.1f', saved_ms)
     result[12] = best_depth
