@@ -29,15 +29,27 @@ final class DebianPackages {
         if (found.isPresent()) {
             return found.get();
         }
+        install(executable + " is not on PATH", List.of(aptPackage), otherwise + ", or set " + envVar + "=/path/to/" + executable, out);
+        return find(executable, envVar).orElseThrow(() -> new IllegalStateException(
+                "apt-get installed " + aptPackage + " but " + executable + " is not on PATH; set " + envVar));
+    }
+
+    /**
+     * Installs the packages with apt-get when running as root on Debian or Ubuntu (once: the caller
+     * checks first), else throws an error that starts with {@code missing} and says how to install them.
+     */
+    static void install(String missing, List<String> aptPackages, String otherwise, PrintStream out) {
+        String packages = String.join(" ", aptPackages);
         if (!isRoot() || onPath("apt-get").isEmpty()) {
-            throw new IllegalStateException(executable + " is not on PATH. Install it: 'sudo apt-get install -y " + aptPackage
-                    + "' (Debian/Ubuntu), " + otherwise + ", or set " + envVar + "=/path/to/" + executable);
+            throw new IllegalStateException(missing + ". Install it: 'sudo apt-get install -y " + packages
+                    + "' (Debian/Ubuntu), " + otherwise);
         }
-        out.println(executable + " is missing: installing it with apt-get (once)");
-        Path log = Path.of(System.getProperty("java.io.tmpdir"), "kvr-apt-" + aptPackage + ".log");
+        out.println(missing + ": installing " + packages + " with apt-get (once)");
+        Path log = Path.of(System.getProperty("java.io.tmpdir"), "kvr-apt-" + aptPackages.get(0) + ".log");
         ProcessBuilder.Redirect append = ProcessBuilder.Redirect.appendTo(log.toFile());
-        for (List<String> cmd : List.of(List.of("apt-get", "update", "-q"),
-                List.of("apt-get", "install", "-y", "-q", "--no-install-recommends", aptPackage))) {
+        List<String> install = new ArrayList<>(List.of("apt-get", "install", "-y", "-q", "--no-install-recommends"));
+        install.addAll(aptPackages);
+        for (List<String> cmd : List.of(List.of("apt-get", "update", "-q"), install)) {
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(append);
             pb.environment().put("DEBIAN_FRONTEND", "noninteractive");
             try {
@@ -50,11 +62,9 @@ final class DebianPackages {
                 throw new IllegalStateException("cannot run " + cmd.get(0) + ": " + e.getMessage(), e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while installing " + aptPackage, e);
+                throw new IllegalStateException("interrupted while installing " + packages, e);
             }
         }
-        return find(executable, envVar).orElseThrow(() -> new IllegalStateException(
-                "apt-get installed " + aptPackage + " but " + executable + " is not on PATH; set " + envVar));
     }
 
     /** The program {@code envVar} names (which must be executable), else the one on PATH. */

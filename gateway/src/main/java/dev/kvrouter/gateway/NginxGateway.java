@@ -1,0 +1,219 @@
+package dev.kvrouter.gateway;
+
+import dev.kvrouter.contract.ViewLayout;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The gateway's configuration, one immutable value checked once (every problem reported at once),
+ * and what it renders: the nginx configuration from {@code nginx.conf.template} and the Lua library
+ * written out beside it. gateway/README.md describes each option.
+ *
+ * @param listenPort     the loopback port nginx listens on
+ * @param engines        engine id (as the view names it) to {@code host:port}
+ * @param redisHost      the view's Redis
+ * @param redisPort      its port
+ * @param redisTimeout   connect, send and read timeout of one call to the view (a pick waits no longer)
+ * @param keyPrefix      the view's key prefix (the job's {@code view.key-prefix})
+ * @param model          the served model name the canonical hashes are rooted in
+ * @param chunkTokens    the view's chunk size in tokens (its meta's {@code chunk_tokens})
+ * @param maxViewAge     older than this the view is not trusted: the pick answers on load alone
+ * @param hold           how long a request waits at the gateway while every engine is full (0: never)
+ * @param clientHeader   the request header that names the client (burst defence, client cap)
+ * @param classHeader    the request header that names the prefix class
+ * @param maxBodyBytes   the largest request body read; larger ones get 413
+ * @param workers        nginx worker processes
+ * @param readTimeout    how long nginx waits between two reads from an engine
+ */
+public record NginxGateway(int listenPort, Map<String, String> engines, String redisHost, int redisPort, Duration redisTimeout,
+                           String keyPrefix, String model, int chunkTokens, Duration maxViewAge, Duration hold,
+                           String clientHeader, String classHeader, long maxBodyBytes, int workers, Duration readTimeout) {
+
+    /** The Lua library, as nginx's lua_package_path finds it: {@code kvr/<name>.lua}. */
+    public static final List<String> LUA_FILES = List.of("kvr/resp.lua", "kvr/blockhash.lua", "kvr/gateway.lua");
+    private static final String RESOURCES = "/dev/kvrouter/gateway/";
+    private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([a-z_]+)}");
+    private static final Pattern ENGINE_ID = Pattern.compile("[^,=|\\s]+");
+    private static final Pattern ADDRESS = Pattern.compile("[A-Za-z0-9.\\-]+:\\d{1,5}");
+    private static final Pattern HEADER = Pattern.compile("[A-Za-z0-9-]+");
+
+    public NginxGateway {
+        engines = Map.copyOf(new LinkedHashMap<>(engines));
+        List<String> problems = new ArrayList<>();
+        if (listenPort < 1 || listenPort > 65535) {
+            problems.add("listen port: 1-65535, got " + listenPort);
+        }
+        if (engines.isEmpty()) {
+            problems.add("engines: at least one id=host:port");
+        }
+        engines.forEach((id, address) -> {
+            if (!ENGINE_ID.matcher(id).matches()) {
+                problems.add("engine id '" + id + "': as the view names it, without , = | or spaces");
+            }
+            if (!ADDRESS.matcher(address).matches()) {
+                problems.add("engine " + id + ": host:port, got '" + address + "'");
+            }
+        });
+        if (redisPort < 1 || redisPort > 65535) {
+            problems.add("Redis port: 1-65535, got " + redisPort);
+        }
+        if (redisTimeout.isNegative() || redisTimeout.isZero()) {
+            problems.add("Redis timeout: above 0, got " + redisTimeout);
+        }
+        if (keyPrefix.contains("{") || keyPrefix.contains("}")) {
+            problems.add("key prefix: no braces (they make Redis Cluster hash tags), got '" + keyPrefix + "'");
+        }
+        if (model == null || model.isBlank()) {
+            problems.add("model: the served model name the view's hashes are rooted in");
+        }
+        if (chunkTokens < 1) {
+            problems.add("chunk tokens: at least 1, got " + chunkTokens);
+        }
+        if (maxViewAge.isNegative()) {
+            problems.add("max view age: 0 or more, got " + maxViewAge);
+        }
+        if (hold.isNegative() || hold.toMillis() > 600_000) {
+            problems.add("hold: 0 (never) to 10 min, got " + hold);
+        }
+        for (String header : List.of(clientHeader, classHeader)) {
+            if (!HEADER.matcher(header).matches()) {
+                problems.add("header name '" + header + "': letters, digits and '-'");
+            }
+        }
+        if (maxBodyBytes < 1024) {
+            problems.add("max body: at least 1024 bytes, got " + maxBodyBytes);
+        }
+        if (workers < 1) {
+            problems.add("workers: at least 1, got " + workers);
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("the gateway's configuration has " + problems.size() + " problem(s):\n  "
+                    + String.join("\n  ", problems));
+        }
+    }
+
+    /** The defaults: one worker, the view's defaults, no holding, 8 MiB bodies, a 50 ms Redis timeout. */
+    public static NginxGateway of(int listenPort, Map<String, String> engines, String redisHost, int redisPort, String model) {
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, Duration.ofMillis(50), ViewLayout.DEFAULT_KEY_PREFIX, model,
+                ViewLayout.DEFAULT_CHUNK_TOKENS, Duration.ofSeconds(2), Duration.ZERO, "X-Client-Id", "X-Prefix-Class", 8L << 20, 1,
+                Duration.ofMinutes(10));
+    }
+
+    public NginxGateway withKeyPrefix(String prefix) {
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, prefix, model, chunkTokens, maxViewAge, hold,
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout);
+    }
+
+    public NginxGateway withChunkTokens(int tokens) {
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, tokens, maxViewAge, hold,
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout);
+    }
+
+    public NginxGateway withHold(Duration h) {
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, h,
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout);
+    }
+
+    public NginxGateway withMaxBodyBytes(long bytes) {
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+                clientHeader, classHeader, bytes, workers, readTimeout);
+    }
+
+    public NginxGateway withWorkers(int n) {
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+                clientHeader, classHeader, maxBodyBytes, n, readTimeout);
+    }
+
+    /**
+     * Writes the Lua library under {@code prefix/lua} and returns the nginx configuration for a
+     * gateway whose pid file, logs and temporary files live under {@code prefix}.
+     */
+    public String render(Path prefix, Path modules) {
+        Path lua = prefix.resolve("lua");
+        writeLuaLibrary(lua);
+        Map<String, String> values = new LinkedHashMap<>();
+        values.put("modules", modules.toString());
+        values.put("workers", Integer.toString(workers));
+        values.put("prefix", prefix.toString());
+        values.put("lua", lua.toString());
+        values.put("gateway_config", luaConfig());
+        values.put("listen", "127.0.0.1:" + listenPort);
+        values.put("max_body", Long.toString(maxBodyBytes));
+        values.put("read_timeout", readTimeout.toSeconds() + "s");
+        values.put("access_log", prefix.resolve("logs/kvr-access.log").toString());
+        String template = resource("nginx.conf.template");
+        Matcher m = PLACEHOLDER.matcher(template);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            String value = values.get(m.group(1));
+            if (value == null) {
+                throw new IllegalStateException("nginx.conf.template: no value for ${" + m.group(1) + "}");
+            }
+            m.appendReplacement(out, Matcher.quoteReplacement(value));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
+    /** The configuration kvr.gateway's configure() takes, as a Lua table. */
+    String luaConfig() {
+        StringBuilder engineList = new StringBuilder();
+        engines.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> engineList.append("{id = ").append(lua(e.getKey()))
+                .append(", address = ").append(lua(e.getValue())).append("}, "));
+        return "{model = " + lua(model) + ", key_prefix = " + lua(keyPrefix) + ", chunk_tokens = " + chunkTokens
+                + ", max_view_age_ms = " + maxViewAge.toMillis() + ", hold_ms = " + hold.toMillis()
+                + ", client_header = " + lua(clientHeader) + ", class_header = " + lua(classHeader)
+                + ", redis = {host = " + lua(redisHost) + ", port = " + redisPort + ", timeout_ms = " + redisTimeout.toMillis() + "}"
+                + ", engines = {" + engineList + "}}";
+    }
+
+    /** A Lua string literal: quotes, backslashes and control characters escaped. */
+    static String lua(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (byte c : s.getBytes(StandardCharsets.UTF_8)) {
+            int u = c & 0xFF;
+            if (u == '"' || u == '\\') {
+                b.append('\\').append((char) u);
+            } else if (u < 0x20 || u == 0x7F || u >= 0x80) {
+                b.append('\\').append(String.format("%03d", u));
+            } else {
+                b.append((char) u);
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    static void writeLuaLibrary(Path dir) {
+        try {
+            for (String file : LUA_FILES) {
+                Path target = dir.resolve(file);
+                Files.createDirectories(target.getParent());
+                Files.writeString(target, resource("lua/" + file));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String resource(String name) {
+        try (InputStream in = NginxGateway.class.getResourceAsStream(RESOURCES + name)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + RESOURCES + name);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

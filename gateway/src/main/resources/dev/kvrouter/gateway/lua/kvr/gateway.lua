@@ -1,0 +1,346 @@
+-- nginx routes OpenAI-compatible requests by kv-router's view (gateway/README.md).
+--
+--   init_by_lua_block    { require("kvr.gateway").configure{ ... } }   -- nginx.conf.template
+--   access_by_lua_block  { require("kvr.gateway").access() }    -- body, hashes, kvr_pick (cosockets work here)
+--   balancer_by_lua_block{ require("kvr.gateway").balance() }   -- the peer; the next one on a failed connect
+--   log_by_lua_block     { require("kvr.gateway").log() }       -- kvr_done from a timer, whatever ended the response
+--
+-- Every request is routed: when the view cannot answer (Redis away or slow, NO_VIEW, the library
+-- missing, NOPERM, another layout) it goes to the engine with the fewest requests in flight through
+-- this nginx (a shared dict), and the reason is counted and logged.
+local cjson = require "cjson.safe"
+local resp = require "kvr.resp"
+local blockhash = require "kvr.blockhash"
+
+local _M = {}
+
+local ngx = ngx
+local ngx_var = ngx.var
+local log, WARN, ERR = ngx.log, ngx.WARN, ngx.ERR
+local concat = table.concat
+
+-- The view's contract (view-contract: ViewLayout, kvrouter.lua).
+local LAYOUT = 8
+local HEAD = "{head}:"
+local MAX_BLOCKS = 65536
+
+local config
+local engines_by_id = {}
+local engine_ids = {}
+local stats -- the shared dict: in-flight counts ("c:<engine>") and counters ("n:<name>")
+
+local DEFAULTS = {
+  key_prefix = "kvr:", chunk_tokens = 16, tag_depth = 2, model = nil, lora = "",
+  max_view_age_ms = 2000, hold_ms = 0, hold_poll_ms = 25,
+  client_header = "X-Client-Id", class_header = "X-Prefix-Class",
+  shared_dict = "kvr_gateway", keepalive_ms = 60000,
+  redis = {host = "127.0.0.1", port = 6379, timeout_ms = 50, connect_timeout_ms = 200, pool_size = 32},
+}
+
+local function with_defaults(given, defaults)
+  local out = {}
+  for k, v in pairs(defaults) do out[k] = v end
+  for k, v in pairs(given or {}) do
+    if type(v) == "table" and type(defaults[k]) == "table" then out[k] = with_defaults(v, defaults[k]) else out[k] = v end
+  end
+  return out
+end
+
+--- Checks the configuration once, reporting every problem at once (nginx then refuses to start).
+function _M.configure(given)
+  local c = with_defaults(given, DEFAULTS)
+  local problems = {}
+  local function need(ok, message) if not ok then problems[#problems + 1] = message end end
+  need(type(c.model) == "string" and c.model ~= "", "model: the served model name the view's hashes are rooted in (as the job's)")
+  need(type(c.engines) == "table" and #c.engines > 0, "engines: at least one {id = ..., address = 'host:port'}")
+  for i, e in ipairs(type(c.engines) == "table" and c.engines or {}) do
+    local host, port
+    if type(e.address) == "string" then host, port = e.address:match("^([^:]+):(%d+)$") end
+    need(type(e.id) == "string" and e.id ~= "" and not e.id:find("[,=|]"), "engines[" .. i .. "].id: an engine id as the view names it (no , = |)")
+    need(host ~= nil, "engines[" .. i .. "].address: host:port, got " .. tostring(e.address))
+    if host then e.host, e.port = host, tonumber(port) end
+  end
+  need(math.floor(c.chunk_tokens) == c.chunk_tokens and c.chunk_tokens > 0, "chunk_tokens: a whole number of tokens > 0")
+  need(c.max_view_age_ms >= 0, "max_view_age_ms: >= 0")
+  need(c.hold_ms >= 0 and c.hold_ms <= 600000, "hold_ms: 0 (never hold) to 600000")
+  need(c.hold_poll_ms > 0, "hold_poll_ms: > 0")
+  need(not c.key_prefix:find("[{}]"), "key_prefix: no braces (they make Redis Cluster hash tags)")
+  need(c.redis.timeout_ms > 0, "redis.timeout_ms: > 0")
+  if #problems > 0 then error("kvr.gateway: the configuration has " .. #problems .. " problem(s):\n  " .. concat(problems, "\n  "), 0) end
+  config = c
+  engines_by_id, engine_ids = {}, {}
+  for _, e in ipairs(c.engines) do
+    engines_by_id[e.id] = e
+    engine_ids[#engine_ids + 1] = e.id
+  end
+  stats = ngx.shared[c.shared_dict]
+  if not stats then error("kvr.gateway: lua_shared_dict " .. c.shared_dict .. " is not declared", 0) end
+end
+
+local function count(name, by)
+  stats:incr("n:" .. name, by or 1, 0)
+end
+
+local function in_flight(id)
+  return stats:get("c:" .. id) or 0
+end
+
+-- The engine with the fewest requests in flight through this nginx, skipping `tried` (ties: the
+-- order the engines are configured in, from a rotating start so that ties spread).
+local function least_connections(tried)
+  local best, best_n
+  local start = (stats:incr("n:rotation", 1, 0) % #engine_ids)
+  for i = 1, #engine_ids do
+    local id = engine_ids[(start + i - 1) % #engine_ids + 1]
+    if not (tried and tried[id]) then
+      local n = in_flight(id)
+      if not best or n < best_n then best, best_n = id, n end
+    end
+  end
+  return best
+end
+
+local function keys(packed)
+  local p = config.key_prefix
+  local function group(position)
+    local at = math.min(position, config.tag_depth)
+    return p .. "g:{" .. packed:sub(16 * at - 15, 16 * at) .. "}"
+  end
+  local group1, group_rest = p .. "g:{0000000000000000}", p .. "g:{0000000000000000}"
+  if #packed >= 16 then group1 = group(1) end
+  if #packed >= 32 then group_rest = group(2) end
+  return p .. HEAD .. "meta", p .. HEAD .. "engines", group1, group_rest, p .. HEAD .. "classes", p .. HEAD .. "res"
+end
+
+-- Why the view could not answer, as a counter's name.
+local function failure_kind(err, redis_error)
+  if not redis_error then
+    if err == "timeout" then return "redis_timeout" end
+    return "redis_away"
+  end
+  if err:find("^NOPERM") then return "redis_noperm" end
+  if err:find("Function not found") or err:find("function not found") then return "no_library" end
+  if err:find("layout") then return "layout_mismatch" end
+  return "redis_error"
+end
+
+local function redis_options()
+  return config.redis
+end
+
+-- One kvr_pick; returns the answer (a list) or nil, the failure kind, the message.
+local function pick(conn, args)
+  local reply, err, redis_error = conn:call("FCALL", "kvr_pick", 6, unpack(args))
+  if not reply then return nil, failure_kind(err, redis_error), err end
+  if type(reply) ~= "table" or #reply < 13 then return nil, "bad_answer", "kvr_pick answered " .. tostring(reply) end
+  return reply
+end
+
+--- The access phase: reads the body, finds the token ids, asks the view; sets ngx.ctx.kvr.
+function _M.access()
+  local k = {tried = {}, route = "load_only", reason = "", request_id = ngx_var.request_id}
+  ngx.ctx.kvr = k
+  local headers = ngx.req.get_headers(32)
+  local client = headers[config.client_header] or ""
+  local class = headers[config.class_header] or ""
+  if type(client) == "table" then client = client[1] end
+  if type(class) == "table" then class = class[1] end
+  k.client, k.class = client:sub(1, 256), class:sub(1, 256)
+
+  local packed, n
+  local uri = ngx_var.uri
+  if ngx.req.get_method() == "POST" and (uri == "/v1/completions" or uri == "/v1/chat/completions") then
+    ngx.req.read_body()
+    local body = ngx.req.get_body_data()
+    if not body then
+      -- client_body_buffer_size equals client_max_body_size (nginx.conf.template), so a body that
+      -- fits is in memory: none here means an empty body.
+      k.why = "no_body"
+    else
+      local request = cjson.decode(body)
+      local prompt = type(request) == "table" and request.prompt
+      if uri == "/v1/completions" and type(prompt) == "table" and type(prompt[1]) == "number" then
+        packed, n = blockhash.packed(config.model, config.lora, prompt, config.chunk_tokens, MAX_BLOCKS)
+        if not packed then
+          k.why = "bad_tokens"
+          log(WARN, "kvr: routing on load alone: ", n)
+        end
+      elseif type(request) ~= "table" then
+        k.why = "not_json"
+      else
+        -- Text (a string prompt, chat messages): not tokenized here yet; routed on load alone.
+        k.why = "text"
+      end
+    end
+  else
+    k.why = "not_a_completion"
+  end
+
+  if packed and n > 0 then
+    k.n = n
+    k.packed = packed
+    local conn, err = resp.connect(redis_options())
+    if not conn then
+      k.why = err:find("timeout") and "redis_timeout" or "redis_away"
+      log(WARN, "kvr: routing on load alone, Redis: ", err)
+    else
+      local meta, engines, group1, group_rest, classes, res = keys(packed)
+      local args = {meta, engines, group1, group_rest, classes, res,
+        config.max_view_age_ms, k.class, k.client, k.request_id, n, packed, "", config.hold_ms > 0 and config.hold_ms or ""}
+      local deadline = ngx.now() * 1000 + config.hold_ms
+      local answer, kind, message
+      while true do
+        answer, kind, message = pick(conn, args)
+        if not answer or answer[3] ~= "HOLD" then break end
+        -- Every engine is full: the request waits here, bounded, and asks again (as the Java client does).
+        if not k.held then count("held") end
+        k.held = true
+        if ngx.now() * 1000 >= deadline then
+          answer = nil
+          kind, message = "hold_expired", "held " .. config.hold_ms .. " ms"
+          break
+        end
+        ngx.sleep(config.hold_poll_ms / 1000)
+      end
+      conn:release(config.keepalive_ms, config.redis.pool_size)
+      if answer and answer[1] ~= "" and answer[1] ~= ngx.null then
+        local engine = answer[1]
+        k.reserved = true -- kvr_done releases it, whatever happens below
+        if engines_by_id[engine] then
+          k.engine, k.route, k.reason = engine, "view", answer[3]
+          k.answer = answer
+        else
+          k.why = "unknown_engine"
+          log(WARN, "kvr: the view picked ", engine, ", which is not in this gateway's engines: load alone")
+        end
+      elseif answer then
+        k.why = answer[3] == "NO_VIEW" and "no_view" or "no_engine"
+        k.reserved = answer[3] == "HOLD" -- (a held request's place in the waiting room)
+      else
+        k.why = kind
+        k.reserved = k.held
+        log(WARN, "kvr: routing on load alone, the view did not answer (", kind, "): ", message)
+      end
+    end
+  end
+
+  if not k.engine then
+    k.engine = least_connections(nil)
+    k.reason = ""
+  end
+  count("route_" .. k.route)
+  if k.why then count("load_only_" .. k.why) end
+  ngx.header["X-Kvr-Route"] = k.route .. (k.why and ("; " .. k.why) or "")
+  ngx_var.kvr_engine = k.engine
+  ngx_var.kvr_route = k.route
+  ngx_var.kvr_reason = k.reason ~= "" and k.reason or (k.why or "")
+  ngx_var.kvr_client = k.client
+  ngx_var.kvr_class = k.class
+  if k.answer then
+    local a = k.answer
+    ngx_var.kvr_predicted = a[2]
+    ngx_var.kvr_best_holder = a[12]
+    ngx_var.kvr_saved_ms = a[9]
+    ngx_var.kvr_added_wait_ms = a[13]
+    ngx_var.kvr_blocks = k.packed
+  end
+end
+
+-- Moves the reservation to the engine a retry went to: the same request id, every other engine
+-- avoided, so the pick can only answer that one (kvr_pick: "under the same request id, the
+-- reservation moves").
+local function follow(premature, k, engine)
+  if premature then return end
+  local conn, err = resp.connect(redis_options())
+  if not conn then
+    count("follow_failed")
+    return
+  end
+  local avoid = {}
+  for _, id in ipairs(engine_ids) do if id ~= engine then avoid[#avoid + 1] = id end end
+  local meta, engines, group1, group_rest, classes, res = keys(k.packed or "")
+  local answer, kind = pick(conn, {meta, engines, group1, group_rest, classes, res, config.max_view_age_ms, k.class,
+    k.client, k.request_id, k.n or 0, k.packed or "", concat(avoid, ","), ""})
+  conn:release(config.keepalive_ms, config.redis.pool_size)
+  if not answer then count("follow_failed") end
+end
+
+--- The balancer phase: the peer; on a retry (connect failed, the engine refused) the engine with the
+--- fewest requests in flight that was not tried yet, and the reservation follows it.
+function _M.balance()
+  local balancer = require "ngx.balancer"
+  local k = ngx.ctx.kvr
+  if not k then
+    -- access() did not run (a subrequest or an internal redirect): route on load alone.
+    k = {tried = {}, engine = least_connections(nil), route = "load_only", why = "no_access_phase"}
+    ngx.ctx.kvr = k
+  end
+  local state = balancer.get_last_failure()
+  if state then
+    k.tried[k.engine] = true
+    stats:incr("c:" .. k.engine, -1, 0)
+    local next_engine = least_connections(k.tried)
+    if not next_engine then return ngx.exit(502) end
+    count("retried")
+    if k.reserved and k.packed then ngx.timer.at(0, follow, k, next_engine) end
+    k.engine = next_engine
+    ngx_var.kvr_engine = next_engine
+  else
+    local tries = math.min(#engine_ids, 3) - 1
+    if tries > 0 then balancer.set_more_tries(tries) end
+  end
+  local e = engines_by_id[k.engine]
+  stats:incr("c:" .. k.engine, 1, 0)
+  k.counted = true
+  local ok, err = balancer.set_current_peer(e.host, e.port)
+  if not ok then log(ERR, "kvr: set_current_peer ", e.address, ": ", err) end
+end
+
+local function done(premature, request_id)
+  local conn, err = resp.connect(redis_options())
+  if not conn then
+    count("done_failed")
+    return
+  end
+  local p = config.key_prefix
+  local reply, derr = conn:call("FCALL", "kvr_done", 2, p .. HEAD .. "engines", p .. HEAD .. "res", request_id)
+  conn:release(config.keepalive_ms, config.redis.pool_size)
+  if reply == nil then
+    count("done_failed")
+    log(WARN, "kvr: kvr_done ", request_id, ": ", derr)
+  end
+end
+
+--- The log phase: the request ended (complete, streamed, aborted by the client, failed upstream):
+--- its in-flight count and its reservation go. Cosockets do not work here: kvr_done runs in a timer.
+function _M.log()
+  local k = ngx.ctx.kvr
+  if not k then return end
+  if k.counted then stats:incr("c:" .. k.engine, -1, 0) end
+  if k.reserved then
+    local ok, err = ngx.timer.at(0, done, k.request_id)
+    if not ok then
+      count("done_failed")
+      log(WARN, "kvr: cannot schedule kvr_done (the reservation lapses at its TTL): ", err)
+    end
+  end
+end
+
+--- The gateway's counters in Prometheus' text format (location /kvr-metrics).
+function _M.metrics()
+  local lines = {}
+  for _, key in ipairs(stats:get_keys(1024)) do
+    local v = stats:get(key)
+    local kind, name = key:match("^(%a):(.*)$")
+    if kind == "n" and name ~= "rotation" then
+      lines[#lines + 1] = "kvr_gateway_" .. name .. "_total " .. tostring(v)
+    elseif kind == "c" then
+      lines[#lines + 1] = 'kvr_gateway_in_flight{engine="' .. name .. '"} ' .. tostring(v)
+    end
+  end
+  table.sort(lines)
+  ngx.header["Content-Type"] = "text/plain; version=0.0.4"
+  ngx.say(concat(lines, "\n"))
+end
+
+return _M
