@@ -51,6 +51,8 @@ class NginxGatewayITCase {
     private static final long TAU = 600_000;
     /** The prompt: two full chunks and a partial one. */
     private static final int[] PROMPT = IntStream.rangeClosed(1, 9).toArray();
+    /** What the engines report, as vLLM does with --enable-prompt-tokens-details. */
+    private static final String USAGE = "\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":5,\"prompt_tokens_details\":{\"cached_tokens\":8}}";
 
     @TempDir
     static Path dir;
@@ -107,6 +109,9 @@ class NginxGatewayITCase {
                                 out.flush();
                                 Thread.sleep(100);
                             }
+                            if (body.contains("\"include_usage\":true")) {
+                                out.write(("data: {\"choices\":[]," + USAGE + "}\n\n").getBytes(StandardCharsets.UTF_8));
+                            }
                             out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
                         }
                         return;
@@ -116,7 +121,7 @@ class NginxGatewayITCase {
                 } catch (IOException e) {
                     return; // the client went away mid-stream
                 }
-                byte[] answer = ("{\"engine\":\"" + id + "\"}").getBytes(StandardCharsets.UTF_8);
+                byte[] answer = ("{\"engine\":\"" + id + "\"," + USAGE + "}").getBytes(StandardCharsets.UTF_8);
                 exchange.getResponseHeaders().add("Content-Type", "application/json");
                 exchange.sendResponseHeaders(200, answer.length);
                 try (OutputStream out = exchange.getResponseBody()) {
@@ -231,6 +236,34 @@ class NginxGatewayITCase {
                 layout.groupKey(ViewLayout.tag(chain, 2, ViewLayout.DEFAULT_TAG_DEPTH)));
         holds("e1");
         assertThat(post("/v1/completions", completion(false)).headers().firstValue("X-Engine")).hasValue("e1");
+    }
+
+    @Test
+    void theAccessLogSaysWhatDecidedEachRequestAndWhatTheEngineReported() throws Exception {
+        holds("e2");
+        post("/v1/completions", completion(false), "X-Client-Id", "tenant-7", "X-Prefix-Class", "rag");
+        String streamed = "{\"model\":\"m\",\"prompt\":[1,2,3,4,5,6,7,8,9],\"stream\":true,\"stream_options\":{\"include_usage\":true}}";
+        post("/v1/completions", streamed);
+        Path log = nginx.prefix().resolve("logs/kvr-access.log");
+        awaitTrue(() -> lines(log).size() >= 2, "two lines in " + log);
+        List<String> last = lines(log).subList(lines(log).size() - 2, lines(log).size());
+        for (String line : last) {
+            assertThat(line).contains("\"engine\":\"e2\"", "\"route\":\"view\"", "\"reason\":\"AFFINITY\"", "\"predicted_blocks\":\"2\"",
+                    "\"prompt_tokens\":\"9\"", "\"cached_tokens\":\"8\"", "\"output_tokens\":\"5\"",
+                    "\"blocks\":\"" + ViewLayout.hex(chain[0]) + ViewLayout.hex(chain[1]) + "\"");
+            assertThat(line).containsPattern("\"ttft_ms\":\"[0-9.]+\"");
+        }
+        assertThat(last.get(0)).contains("\"client\":\"tenant-7\"", "\"class\":\"rag\"");
+        assertThat(last.get(1)).as("the stream's first event came 100 ms before its last")
+                .containsPattern("\"request_s\":\"0\\.[4-9]");
+    }
+
+    private static List<String> lines(Path file) {
+        try {
+            return java.nio.file.Files.exists(file) ? java.nio.file.Files.readAllLines(file) : List.of();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test

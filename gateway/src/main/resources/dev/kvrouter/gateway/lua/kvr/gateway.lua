@@ -3,6 +3,7 @@
 --   init_by_lua_block    { require("kvr.gateway").configure{ ... } }   -- nginx.conf.template
 --   access_by_lua_block  { require("kvr.gateway").access() }    -- body, hashes, kvr_pick (cosockets work here)
 --   balancer_by_lua_block{ require("kvr.gateway").balance() }   -- the peer; the next one on a failed connect
+--   body_filter_by_lua_block { require("kvr.gateway").body_filter() } -- first byte, the engine's usage
 --   log_by_lua_block     { require("kvr.gateway").log() }       -- kvr_done from a timer, whatever ended the response
 --
 -- Every request is routed: when the view cannot answer (Redis away or slow, NO_VIEW, the library
@@ -290,10 +291,58 @@ function _M.balance()
     if tries > 0 then balancer.set_more_tries(tries) end
   end
   local e = engines_by_id[k.engine]
+  ngx.update_time()
+  k.sent_ms = ngx.now() * 1000 -- (the time to first byte counts from the last try)
   stats:incr("c:" .. k.engine, 1, 0)
   k.counted = true
   local ok, err = balancer.set_current_peer(e.host, e.port)
   if not ok then log(ERR, "kvr: set_current_peer ", e.address, ": ", err) end
+end
+
+-- The last bytes of a response kept to read the engine's usage from (its last event, or the body).
+local TAIL_BYTES = 16384
+
+-- The usage an OpenAI-compatible answer reports: the whole body, or the last SSE event that has one.
+local function usage_of(tail)
+  local whole = cjson.decode(tail)
+  if type(whole) == "table" and type(whole.usage) == "table" then return whole.usage end
+  local found
+  for data in tail:gmatch("data: ([^\n]+)") do
+    if data:find('"usage"', 1, true) then
+      local event = cjson.decode(data)
+      if type(event) == "table" and type(event.usage) == "table" then found = event.usage end
+    end
+  end
+  return found
+end
+
+--- The body filter: when the engine's first byte reached nginx (a stream's first token; the whole
+--- answer otherwise) and, at the end, the usage the engine reports: the cached prompt tokens count
+--- block hits, never the view's own prediction. Bounded: only the last TAIL_BYTES are kept.
+function _M.body_filter()
+  local k = ngx.ctx.kvr
+  if not k then return end
+  local chunk, eof = ngx.arg[1], ngx.arg[2]
+  if chunk ~= "" then
+    if not k.first_ms and k.sent_ms then
+      ngx.update_time()
+      k.first_ms = ngx.now() * 1000
+      ngx_var.kvr_ttft_ms = string.format("%.1f", k.first_ms - k.sent_ms)
+    end
+    local tail = (k.tail or "") .. chunk
+    if #tail > TAIL_BYTES then tail = tail:sub(-TAIL_BYTES) end
+    k.tail = tail
+  end
+  if eof and k.tail then
+    local usage = usage_of(k.tail)
+    k.tail = nil
+    if usage then
+      local details = type(usage.prompt_tokens_details) == "table" and usage.prompt_tokens_details or {}
+      if type(usage.prompt_tokens) == "number" then ngx_var.kvr_prompt_tokens = usage.prompt_tokens end
+      if type(usage.completion_tokens) == "number" then ngx_var.kvr_output_tokens = usage.completion_tokens end
+      if type(details.cached_tokens) == "number" then ngx_var.kvr_cached_tokens = details.cached_tokens end
+    end
+  end
 end
 
 local function done(premature, request_id)
