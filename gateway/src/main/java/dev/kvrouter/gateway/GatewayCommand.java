@@ -1,0 +1,105 @@
+package dev.kvrouter.gateway;
+
+import dev.kvrouter.common.cli.AvroTopicsOptions;
+import dev.kvrouter.common.cli.RedisOption;
+import dev.kvrouter.common.Durations;
+import dev.kvrouter.stack.LocalNginx;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code kvr gateway}: nginx routing by the view, and the shipper of its access log. */
+@Command(name = "gateway", mixinStandardHelpOptions = true,
+        description = {"Run nginx (Debian's packages with the Lua module; installed when missing and running as root) in front of the "
+                + "engines, routing OpenAI-compatible requests by the view, and ship its access log to the decisions and outcomes "
+                + "topics. Redis, Kafka and the registry default to the running './kvr stack'. Stops on Ctrl-C or after --duration. "
+                + "See gateway/README.md."})
+public final class GatewayCommand implements Callable<Integer> {
+
+    @Option(names = "--engine", paramLabel = "ID=HOST:PORT", required = true,
+            description = "An engine, as the view names it, and where it serves (repeat for each).")
+    Map<String, String> engines = new LinkedHashMap<>();
+
+    @Option(names = "--model", required = true, description = "The served model name (the view's hashes are rooted in it, as the job's).")
+    String model;
+
+    @Option(names = "--listen", paramLabel = "PORT", defaultValue = "8080", description = "Loopback port nginx listens on (default: ${DEFAULT-VALUE}).")
+    int listen;
+
+    @Option(names = "--key-prefix", defaultValue = "kvr:", description = "The view's key prefix (the job's view.key-prefix; default: ${DEFAULT-VALUE}).")
+    String keyPrefix;
+
+    @Option(names = "--chunk-tokens", defaultValue = "16", description = "The view's chunk size in tokens (default: ${DEFAULT-VALUE}).")
+    int chunkTokens;
+
+    @Option(names = "--hold", defaultValue = "0s", description = "How long a request waits at the gateway while every engine is full (default: ${DEFAULT-VALUE}: never).")
+    String hold;
+
+    @Option(names = "--workers", defaultValue = "1", description = "nginx worker processes (default: ${DEFAULT-VALUE}).")
+    int workers;
+
+    @Option(names = "--dir", defaultValue = ".kvr/gateway", description = "Where nginx keeps its configuration, logs and pid file (default: ${DEFAULT-VALUE}).")
+    Path dir;
+
+    @Option(names = "--no-ship", description = "Do not publish the access log to Kafka.")
+    boolean noShip;
+
+    @Option(names = "--duration", paramLabel = "DURATION", description = "Stop after this long, e.g. 90s or 10m (default: run until Ctrl-C).")
+    String duration;
+
+    @Mixin
+    RedisOption redis;
+
+    @Mixin
+    AvroTopicsOptions topics;
+
+    @Override
+    public Integer call() throws Exception {
+        URI redisUrl = URI.create(redis.value());
+        if (!"redis".equals(redisUrl.getScheme())) {
+            throw new IllegalArgumentException("--redis-url: the gateway speaks to one Redis over redis://host:port (no TLS, AUTH or Cluster "
+                    + "yet: issue 36), got " + redisUrl);
+        }
+        if (!noShip) {
+            topics.requireServices();
+        }
+        NginxGateway gateway = NginxGateway.of(listen, engines, redisUrl.getHost(), redisUrl.getPort(), model).withKeyPrefix(keyPrefix)
+                .withChunkTokens(chunkTokens).withHold(Durations.parse(hold)).withWorkers(workers);
+        Path prefix = dir.toAbsolutePath();
+        CountDownLatch stop = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
+        long until = duration == null ? Long.MAX_VALUE : System.nanoTime() + Durations.parse(duration).toNanos();
+        try (LocalNginx nginx = LocalNginx.start(prefix, gateway.render(prefix, LocalNginx.modulesDirectory()), listen, System.err);
+             AccessLogShipper shipper = noShip ? null : new AccessLogShipper(prefix.resolve("logs/kvr-access.log"),
+                     prefix.resolve("logs/kvr-access.position"), topics.kafka.value(), topics.registry.value(), topics.prefix(), model,
+                     topics.clientConfig.load(), 1 << 20)) {
+            System.err.printf("kvr gateway: nginx (pid %d) on http://127.0.0.1:%d routing %s by the view at %s (keys %s); logs in %s%n",
+                    nginx.pid(), listen, List.copyOf(engines.keySet()), redisUrl, keyPrefix, prefix.resolve("logs"));
+            while (System.nanoTime() < until && stop.getCount() > 0) {
+                if (shipper != null) {
+                    shipper.shipAvailable();
+                }
+                stop.await(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+            if (shipper != null) {
+                shipper.shipAvailable();
+                System.err.printf("kvr gateway: shipped %d decisions, %d outcomes, %d dead letters%n", shipper.decisions(), shipper.outcomes(),
+                        shipper.deadLetters());
+            }
+        }
+        return 0;
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new GatewayCommand()).execute(args));
+    }
+}
