@@ -6,6 +6,7 @@ import dev.kvrouter.sim.engine.EngineConfig;
 import dev.kvrouter.sim.engine.Placement;
 import dev.kvrouter.sim.engine.SimEngine;
 import dev.kvrouter.sim.metrics.PolicyMetrics;
+import dev.kvrouter.sim.metrics.TruthLog;
 import dev.kvrouter.sim.policy.FleetView;
 import dev.kvrouter.sim.policy.Policy;
 import dev.kvrouter.sim.policy.PolicyRequest;
@@ -47,6 +48,8 @@ public final class Fleet implements FleetView {
     /** Held requests in arrival order (each balancer asks for its own oldest first). */
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     private boolean pollScheduled;
+    /** Where each placement is written beside the true caches (--truth-log), or null. */
+    private TruthLog truth;
 
     public Fleet(Policy policy, int size, EngineConfig config, VirtualClock clock, EventSink sink, double windowMs) {
         this.policy = policy;
@@ -155,6 +158,19 @@ public final class Fleet implements FleetView {
                     .setBestHolderBlocks(route.bestHolderBlocks()).setSavedPrefillMs(route.savedPrefillMs())
                     .setAddedWaitMs(route.addedWaitMs()).build());
         }
+        if (truth != null) {
+            int trueBest = 0;
+            String trueEngine = "";
+            for (SimEngine e : engines) {
+                int d = e.cachedPrefix(chain);
+                if (d > trueBest) {
+                    trueBest = d;
+                    trueEngine = e.id();
+                }
+            }
+            truth.placed(policy.name(), requestId, clock.nowMs(), route.reason(), engine.id(), route.predictedBlocks(), route.bestHolderBlocks(),
+                    engine.cachedPrefix(chain), trueBest, trueEngine, chain.length);
+        }
         metrics.arrived(p, route.engine());
         pending++;
         engine.submit(p);
@@ -172,6 +188,11 @@ public final class Fleet implements FleetView {
             int balancer = policy.balancerOf(c.placement().requestId());
             clock.after(0, () -> retryHeld(balancer));
         }
+    }
+
+    /** Writes each placement beside what the engines truly held ({@link TruthLog}). */
+    public void recordTruth(TruthLog log) {
+        this.truth = log;
     }
 
     public void sampleLoads() {

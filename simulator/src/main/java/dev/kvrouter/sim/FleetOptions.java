@@ -120,6 +120,11 @@ public final class FleetOptions {
                     + "Adds Redis reads to every pick: a measurement, not a run to time the routing by.")
     boolean auditMatch;
 
+    @Option(names = "--truth-log", paramLabel = "FILE",
+            description = "Write each placement of every policy beside what the engines truly held then (CSV: the blocks the chosen "
+                    + "engine and the fleet's best engine held): a view that missed a holder told from traffic that was truly cold.")
+    Path truthLog;
+
     @Option(names = "--view-key-prefix", defaultValue = "kvr:", description = "Key prefix of the routing view, for the 'view' policy (default: ${DEFAULT-VALUE}).")
     String viewKeyPrefix;
 
@@ -184,7 +189,7 @@ public final class FleetOptions {
         EngineConfig engine = engineConfig(workload);
         SimRunner.Settings settings = SimRunner.Settings.defaults(engines, engine)
                 .withFailures(failures.stream().map(Failure::parse).toList()).withWindowMs(windowMs)
-                .withUsdPerMillion(usdPerMillion).withSpeed(speed).withRunId(runId);
+                .withUsdPerMillion(usdPerMillion).withSpeed(speed).withRunId(runId).withTruthLog(truthLog);
         int table = tableBlocks > 0 ? tableBlocks : (int) Math.min(Integer.MAX_VALUE - 8L, 2L * engines * engine.capacityBlocks());
         Policies.Settings ps = new Policies.Settings(hashBlocks, table, oracleUncachedPrefillWeight, oracleClientMinInflight);
         List<SimRunner.FleetSpec> specs = new ArrayList<>();

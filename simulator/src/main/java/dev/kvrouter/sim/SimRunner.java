@@ -1,6 +1,7 @@
 package dev.kvrouter.sim;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
+import dev.kvrouter.sim.metrics.TruthLog;
 import dev.kvrouter.sim.engine.EngineConfig;
 import dev.kvrouter.sim.engine.Failure;
 import dev.kvrouter.sim.metrics.PolicyMetrics.PolicyResult;
@@ -37,34 +38,39 @@ public final class SimRunner {
      * @param runId          prefix of request ids (unique per run, so a pipeline can tell runs apart)
      */
     public record Settings(int engines, EngineConfig engine, List<Failure> failures, double sampleMs, double windowMs,
-                           double usdPerMillion, double speed, String runId) {
+                           double usdPerMillion, double speed, String runId, java.nio.file.Path truthLog) {
 
         public static Settings defaults(int engines, EngineConfig engine) {
-            return new Settings(engines, engine, List.of(), 1_000, 60_000, 0.5, 0, "sim");
+            return new Settings(engines, engine, List.of(), 1_000, 60_000, 0.5, 0, "sim", null);
         }
 
         public Settings withFailures(List<Failure> f) {
-            return new Settings(engines, engine, f, sampleMs, windowMs, usdPerMillion, speed, runId);
+            return new Settings(engines, engine, f, sampleMs, windowMs, usdPerMillion, speed, runId, truthLog);
         }
 
         public Settings withWindowMs(double w) {
-            return new Settings(engines, engine, failures, sampleMs, w, usdPerMillion, speed, runId);
+            return new Settings(engines, engine, failures, sampleMs, w, usdPerMillion, speed, runId, truthLog);
         }
 
         public Settings withSampleMs(double s) {
-            return new Settings(engines, engine, failures, s, windowMs, usdPerMillion, speed, runId);
+            return new Settings(engines, engine, failures, s, windowMs, usdPerMillion, speed, runId, truthLog);
         }
 
         public Settings withUsdPerMillion(double usd) {
-            return new Settings(engines, engine, failures, sampleMs, windowMs, usd, speed, runId);
+            return new Settings(engines, engine, failures, sampleMs, windowMs, usd, speed, runId, truthLog);
         }
 
         public Settings withSpeed(double s) {
-            return new Settings(engines, engine, failures, sampleMs, windowMs, usdPerMillion, s, runId);
+            return new Settings(engines, engine, failures, sampleMs, windowMs, usdPerMillion, s, runId, truthLog);
+        }
+
+        /** Each placement of every fleet written beside the true caches ({@link TruthLog}); null: none. */
+        public Settings withTruthLog(java.nio.file.Path file) {
+            return new Settings(engines, engine, failures, sampleMs, windowMs, usdPerMillion, speed, runId, file);
         }
 
         public Settings withRunId(String id) {
-            return new Settings(engines, engine, failures, sampleMs, windowMs, usdPerMillion, speed, id);
+            return new Settings(engines, engine, failures, sampleMs, windowMs, usdPerMillion, speed, id, truthLog);
         }
     }
 
@@ -95,6 +101,13 @@ public final class SimRunner {
         for (FleetSpec spec : specs) {
             fleets.add(new Fleet(spec.policy().get(), settings.engines(), settings.engine(), clock, spec.sink(), settings.windowMs()));
         }
+        try (TruthLog truth = settings.truthLog() == null ? null : TruthLog.open(settings.truthLog())) {
+            fleets.forEach(f -> f.recordTruth(truth));
+            return run(workload, fleets, clock, expectedRequests, wallStart);
+        }
+    }
+
+    private Result run(Workload workload, List<Fleet> fleets, VirtualClock clock, long expectedRequests, long wallStart) throws InterruptedException {
         CanonicalBlockHasher hasher = new CanonicalBlockHasher(settings.engine().blockTokens());
         Iterator<SimRequest> requests = workload.requests();
         long[] arrived = {0};

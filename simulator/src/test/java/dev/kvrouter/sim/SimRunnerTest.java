@@ -68,6 +68,26 @@ class SimRunnerTest {
     }
 
     @Test
+    void theTruthLogShowsEachPlacementBesideWhatTheEnginesHeldTheOracleNeverMissesAHolder(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path file = dir.resolve("truth.csv");
+        SimRunner runner = new SimRunner(SimRunner.Settings.defaults(4, SMALL).withTruthLog(file), null);
+        SimRunner.Result r = runner.run(new SyntheticWorkload("chat", SyntheticWorkload.Settings.defaults(60, 1)),
+                List.of(new SimRunner.FleetSpec(Policies.factory("round-robin", Policies.Settings.defaults()), EventSink.DISCARD),
+                        new SimRunner.FleetSpec(Policies.factory("oracle", Policies.Settings.defaults()), EventSink.DISCARD)));
+        List<String[]> lines = java.nio.file.Files.readAllLines(file).stream().skip(1).map(l -> l.split(",", -1)).toList();
+        assertThat(java.nio.file.Files.readAllLines(file).get(0)).isEqualTo(dev.kvrouter.sim.metrics.TruthLog.HEADER);
+        assertThat(lines).hasSize((int) (2 * r.requests()));
+        List<String[]> oracle = lines.stream().filter(l -> l[0].equals("oracle")).toList();
+        List<String[]> roundRobin = lines.stream().filter(l -> l[0].equals("round-robin")).toList();
+        // The oracle reads the true caches: what it predicts is what its engine holds, and it goes cold only where nobody holds anything.
+        assertThat(oracle).allSatisfy(l -> assertThat(l[5]).isEqualTo(l[7]));
+        assertThat(oracle.stream().filter(l -> l[3].equals("COLD"))).allSatisfy(l -> assertThat(l[8]).isEqualTo("0"));
+        // Round-robin ignores the caches: it leaves a held prefix behind on some of the second turns.
+        assertThat(roundRobin.stream().filter(l -> Integer.parseInt(l[8]) > Integer.parseInt(l[7]))).isNotEmpty();
+    }
+
+    @Test
     void failureSpecs() {
         assertThat(Failure.parse("kill:2@120")).isEqualTo(new Failure(Failure.Kind.KILL, 2, 120, 0, 1, 0));
         assertThat(Failure.parse("restart:3@200s/5s")).isEqualTo(new Failure(Failure.Kind.RESTART, 3, 200, 5, 1, 0));

@@ -105,6 +105,10 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Passed to the simulator: compare every pick's searched runs with a read of every block (a measurement).")
     boolean auditMatch;
 
+    @Option(names = "--truth-log", hidden = true,
+            description = "Passed to the simulator: each placement beside what the engines truly held, in truth.csv of the run (a measurement).")
+    boolean truthLog;
+
     @Option(names = "--run-id", hidden = true, description = "Name of the run (topic and key prefixes); default demo-<time>.")
     String runId;
 
@@ -252,6 +256,9 @@ public final class DemoCommand implements Callable<Integer> {
         args.addAll(stream.asArgs());
         if (auditMatch) {
             args.add("--audit-match");
+        }
+        if (truthLog) {
+            args.addAll(List.of("--truth-log", runDir.resolve("truth.csv").toString()));
         }
         args.add(reportSlots ? "--report-slots" : "--no-report-slots");
         if (!failureSpec.isBlank()) {
