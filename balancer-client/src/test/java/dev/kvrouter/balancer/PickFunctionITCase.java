@@ -93,6 +93,12 @@ class PickFunctionITCase {
         engine("e1", "READY", 1, 1);
         engine("e2", "READY", 2, 1);
         engine("e3", "READY", 0, 1);
+        // The engines reported at `now`, and a reservation counts on an engine only when made after its last
+        // report (score > load_ms): the picks start in a later millisecond, or a first reservation made in
+        // setUp's millisecond would not count and the next pick would tie by id instead (a flaky test).
+        while (System.currentTimeMillis() <= now) {
+            Thread.onSpinWait(); // (a millisecond at most)
+        }
     }
 
     @AfterEach
