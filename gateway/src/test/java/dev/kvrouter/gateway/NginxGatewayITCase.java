@@ -81,7 +81,7 @@ class NginxGatewayITCase {
         addresses.put("e3", "127.0.0.1:" + Ports.free()); // nothing listens there: a connect fails
         port = Ports.free();
         NginxGateway gateway = NginxGateway.of(port, addresses, "127.0.0.1", redisServer.port(), "m").withChunkTokens(CHUNK)
-                .withMaxBodyBytes(4096).withHold(Duration.ofMillis(300)).withWorkers(2);
+                .withMaxBodyBytes(4096).withHold(Duration.ofSeconds(3)).withWorkers(2);
         Path prefix = dir.resolve("nginx");
         nginx = LocalNginx.start(prefix, gateway.render(prefix, LocalNginx.modulesDirectory()), port, System.err);
     }
@@ -321,6 +321,37 @@ class NginxGatewayITCase {
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("X-Engine")).hasValue(servedBy);
         assertThat(counter("retried")).isEqualTo(retriedBefore + 1);
+    }
+
+    @Test
+    void whileEveryEngineIsFullARequestWaitsAtTheGatewayAndTakesTheFirstSlotFreed() throws Exception {
+        long heldBefore = counter("held");
+        holds("e1");
+        for (String e : List.of("e1", "e2", "e3")) { // one slot each, taken
+            redis.hset(layout.enginesKey(), e, new EngineEntry("READY", 0, 1, 500, TAU, 1, false, System.currentTimeMillis(), EngineEntry.BOTH,
+                    1, 0, 20_000).encode());
+        }
+        long start = System.nanoTime();
+        CompletableFuture<HttpResponse<String>> waiting = CompletableFuture.supplyAsync(() -> {
+            try {
+                return post("/v1/completions", completion(false));
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        Thread.sleep(150);
+        assertThat(waiting).as("held while every slot is taken").isNotDone();
+        assertThat(served.get("e1").get() + served.get("e2").get()).isZero();
+        // e2 reports a slot free: the held request goes there at its next ask.
+        redis.hset(layout.enginesKey(), "e2", new EngineEntry("READY", 0, 0, 500, TAU, 1, false, System.currentTimeMillis(), EngineEntry.BOTH,
+                1, 0, 20_000).encode());
+        fresh();
+        HttpResponse<String> r = waiting.get();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not the 3 s hold: the slot freed").isBetween(Duration.ofMillis(150),
+                Duration.ofMillis(2_500));
+        assertThat(r.headers().firstValue("X-Engine")).hasValue("e2");
+        assertThat(r.headers().firstValue("X-Kvr-Route")).hasValue("view");
+        assertThat(counter("held")).isEqualTo(heldBefore + 1);
     }
 
     @Test

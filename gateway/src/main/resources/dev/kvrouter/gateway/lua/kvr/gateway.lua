@@ -193,10 +193,13 @@ function _M.access()
       while true do
         answer, kind, message = pick(conn, args)
         if not answer or answer[3] ~= "HOLD" then break end
-        -- Every engine is full: the request waits here, bounded, and asks again (as the Java client does).
+        -- Every engine is full: the request waits here and asks again (as the Java client does); past
+        -- hold_ms the library places it as if it had never waited, and a few polls later than that
+        -- (the view's clock against this one) the gateway stops asking.
         if not k.held then count("held") end
         k.held = true
-        if ngx.now() * 1000 >= deadline then
+        ngx.update_time()
+        if ngx.now() * 1000 >= deadline + 4 * config.hold_poll_ms then
           answer = nil
           kind, message = "hold_expired", "held " .. config.hold_ms .. " ms"
           break
