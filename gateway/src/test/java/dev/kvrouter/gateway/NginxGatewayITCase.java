@@ -360,6 +360,10 @@ class NginxGatewayITCase {
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("X-Kvr-Route")).hasValue("load_only; text");
         assertThat(counter("load_only_text")).isPositive();
+        HttpResponse<String> adapter = post("/v1/completions", completion(false).replace("\"model\":\"m\"", "\"model\":\"m-lora-a\""));
+        assertThat(adapter.headers().firstValue("X-Kvr-Route")).as("another root for its hashes").hasValue("load_only; other_model");
+        HttpResponse<String> batch = post("/v1/completions", "{\"model\":\"m\",\"prompt\":[[1,2,3,4],[5,6,7,8]]}");
+        assertThat(batch.headers().firstValue("X-Kvr-Route")).hasValue("load_only; batch");
     }
 
     @Test

@@ -160,14 +160,19 @@ function _M.access()
     else
       local request = cjson.decode(body)
       local prompt = type(request) == "table" and request.prompt
-      if uri == "/v1/completions" and type(prompt) == "table" and type(prompt[1]) == "number" then
+      if type(request) ~= "table" then
+        k.why = "not_json"
+      elseif request.model ~= nil and request.model ~= config.model then
+        -- Another model or a LoRA adapter: its blocks hash from another root than this gateway's.
+        k.why = "other_model"
+      elseif uri == "/v1/completions" and type(prompt) == "table" and type(prompt[1]) == "number" then
         packed, n = blockhash.packed(config.model, config.lora, prompt, config.chunk_tokens, MAX_BLOCKS)
         if not packed then
           k.why = "bad_tokens"
           log(WARN, "kvr: routing on load alone: ", n)
         end
-      elseif type(request) ~= "table" then
-        k.why = "not_json"
+      elseif uri == "/v1/completions" and type(prompt) == "table" and type(prompt[1]) == "table" then
+        k.why = "batch" -- several prompts in one request: no one engine holds them all
       else
         -- Text (a string prompt, chat messages): not tokenized here yet; routed on load alone.
         k.why = "text"
@@ -177,7 +182,8 @@ function _M.access()
     k.why = "not_a_completion"
   end
 
-  if packed and n > 0 then
+  -- (A prompt shorter than a chunk has no hashes: the view still places it, by load, and counts it.)
+  if packed then
     k.n = n
     k.packed = packed
     local conn, err = resp.connect(redis_options())
