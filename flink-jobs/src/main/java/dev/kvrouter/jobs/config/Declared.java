@@ -64,16 +64,18 @@ public record Declared<T>(ConfigOption<T> option, Rule<T> rule) {
         return v -> v != null && v >= min ? null : "must be at least " + min + ", was " + v;
     }
 
+    /** At least min, and finite: a price or a rate of Infinity would make every figure it enters NaN or infinite. */
     public static Rule<Double> atLeast(double min) {
-        return v -> v != null && v >= min ? null : "must be at least " + min + ", was " + v;
+        return v -> v != null && v >= min && Double.isFinite(v) ? null : "must be a finite number at least " + min + ", was " + v;
     }
 
     public static Rule<Duration> atLeast(Duration min) {
         return v -> v != null && v.compareTo(min) >= 0 ? null : "must be at least " + min + ", was " + v;
     }
 
+    /** Above min, and finite (see atLeast). */
     public static Rule<Double> above(double min) {
-        return v -> v != null && v > min ? null : "must be above " + min + ", was " + v;
+        return v -> v != null && v > min && Double.isFinite(v) ? null : "must be a finite number above " + min + ", was " + v;
     }
 
     /** In (0, 1]. */

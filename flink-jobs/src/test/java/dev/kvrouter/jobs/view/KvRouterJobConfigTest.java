@@ -39,7 +39,7 @@ class KvRouterJobConfigTest {
                 .hasMessageContaining("kafka.bootstrap is required: Kafka bootstrap servers, host:port[,host:port]. Required.")
                 .hasMessageContaining("schema-registry.url is required")
                 .hasMessageContaining("view.chunk-tokens must be at least 1, was 0")
-                .hasMessageContaining("view.busy-factor must be above 1.0, was 0.5")
+                .hasMessageContaining("view.busy-factor must be a finite number above 1.0, was 0.5")
                 .hasMessageContaining("engine.suspect-after:")
                 .hasMessageContaining("kafka.starting-offsets must be one of latest, earliest, was 'middle'");
     }
@@ -57,6 +57,15 @@ class KvRouterJobConfigTest {
                 .hasMessageContaining("has 2 problem(s)")
                 .hasMessageContaining("unknown option 'ratios.affinity-of-below'")
                 .hasMessageContaining("ratios.affinity-min-requests must be at least 1");
+    }
+
+    @Test
+    void aNumberOptionTakesNoInfinity() {
+        assertThatThrownBy(() -> TestConfigs.with("cost.prefill-tokens-per-s", "Infinity", "view.busy-factor", "Infinity",
+                "ratios.usd-per-million-input", "Infinity"))
+                .hasMessageContaining("cost.prefill-tokens-per-s must be a finite number above 0.0, was Infinity")
+                .hasMessageContaining("view.busy-factor must be a finite number above 1.0, was Infinity")
+                .hasMessageContaining("ratios.usd-per-million-input must be a finite number at least 0.0, was Infinity");
     }
 
     @Test
