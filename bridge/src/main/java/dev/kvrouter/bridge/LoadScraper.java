@@ -27,6 +27,9 @@ final class LoadScraper implements AutoCloseable {
     private final BridgeConfig config;
     private final KafkaOutbox outbox;
     private final BridgeMetrics metrics;
+    /** The largest metrics page read (vLLM's is a few hundred KiB); a larger one is a failed scrape. */
+    static final int MAX_PAGE_BYTES = 8 << 20;
+
     private final HttpClient http;
     private final ScheduledExecutorService timer;
     private final Map<String, ScheduledFuture<?>> scheduled = new ConcurrentHashMap<>();
@@ -65,7 +68,7 @@ final class LoadScraper implements AutoCloseable {
             return;
         }
         HttpRequest request = HttpRequest.newBuilder(URI.create(spec.metrics())).timeout(config.scrapeTimeout()).GET().build();
-        http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).whenComplete((response, error) -> {
+        http.sendAsync(request, BoundedBody.handler(MAX_PAGE_BYTES)).whenComplete((response, error) -> {
             inFlight.set(false);
             if (!scheduled.containsKey(spec.id())) {
                 return; // removed while the scrape was under way
