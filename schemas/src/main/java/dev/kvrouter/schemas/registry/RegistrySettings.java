@@ -94,6 +94,11 @@ public record RegistrySettings(List<URI> urls, Optional<String> basicAuthUserInf
         if (auth.isPresent() && !auth.get().contains(":")) {
             problems.add(BASIC_AUTH_USER_INFO + " must be user:password");
         }
+        if (auth.isPresent() && urls.stream().anyMatch(u -> "http".equals(u.getScheme()))) {
+            // Basic auth sends the password with every request: over plain http anyone on the path reads it.
+            problems.add(BASIC_AUTH_USER_INFO + " is set but " + URL + " has an http URL: the password would cross the network in clear; "
+                    + "use https (the stack's --secure registry is https)");
+        }
         long connect = positiveLong(config, CONNECT_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, problems);
         long request = positiveLong(config, REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, problems);
         long capacity = positiveLong(config, CACHE_CAPACITY, DEFAULT_CACHE_CAPACITY, problems);

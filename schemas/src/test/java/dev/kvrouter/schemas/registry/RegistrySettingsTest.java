@@ -25,6 +25,15 @@ class RegistrySettingsTest {
     }
 
     @Test
+    void basicAuthIsRefusedOverPlainHttp() {
+        assertThatThrownBy(() -> RegistrySettings.fromConfig(Map.of(RegistrySettings.URL, "https://r1:8081,http://r2:8081",
+                RegistrySettings.BASIC_AUTH_USER_INFO, "kvr:pw-7")))
+                .hasMessageContaining("the password would cross the network in clear; use https")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("pw-7"));
+        assertThat(RegistrySettings.fromConfig(Map.of(RegistrySettings.URL, "http://r2:8081")).basicAuthUserInfo()).isEmpty();
+    }
+
+    @Test
     void withoutATrustStoreTheJvmsDefaultContextIsUsed() throws Exception {
         RegistrySettings s = RegistrySettings.of("https://r:8081");
         assertThat(s.truststore()).isEmpty();
