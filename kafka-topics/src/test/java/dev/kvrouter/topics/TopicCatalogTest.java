@@ -44,7 +44,10 @@ class TopicCatalogTest {
         assertThat(c.topics()).allSatisfy(t -> {
             assertThat(t.name()).startsWith("it-1.kvr.");
             assertThat(t.replicationFactor()).isEqualTo((short) 3);
+            assertThat(t.configs()).as("a write acknowledged survives one broker lost").containsEntry("min.insync.replicas", "2");
         });
+        assertThat(TopicCatalog.bundled().topics()).as("the local stack's single broker").allSatisfy(t ->
+                assertThat(t.configs()).containsEntry("min.insync.replicas", "1"));
     }
 
     @Test
