@@ -80,6 +80,14 @@ public final class ViewLossDetector implements AutoCloseable {
             lastFailure = null;
             return why.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", why));
         } catch (RedisException e) {
+            if (refusal(e)) {
+                // Not Redis away but Redis refusing the job's user: no wait fixes that, and a probe that
+                // cannot load the library leaves every balancer without kvr_pick. Failed, saying what to grant.
+                throw new IllegalStateException("Redis refused the view probe (" + RedisSecurity.redactUrl(options.redisUrl()) + "): "
+                        + e.getMessage() + ". The job's Redis user needs read and write on the view's keys (" + options.keyPrefix()
+                        + "*) and FUNCTION LOAD, LIST and FCALL (ACL: ~" + options.keyPrefix() + "* +@all, or +@scripting beside "
+                        + "+@read +@write +@hash +@keyspace); see README.md, \"Security\"", e);
+            }
             // Said once per outage and kind of failure, not every second of it.
             if (!String.valueOf(e.getMessage()).equals(lastFailure)) {
                 lastFailure = String.valueOf(e.getMessage());
@@ -87,6 +95,18 @@ public final class ViewLossDetector implements AutoCloseable {
             }
             return Optional.empty();
         }
+    }
+
+    /** Whether Redis refused the command or the login (ACL, password), anywhere in the cause chain: no retry fixes it. */
+    static boolean refusal(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            String m = t.getMessage();
+            if (m != null && (m.startsWith("NOPERM") || m.startsWith("WRONGPASS") || m.startsWith("NOAUTH") || m.contains(" NOPERM ")
+                    || m.contains("WRONGPASS") || m.contains("NOAUTH"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Live reservations in the view at the last look that answered (the job's kvr_view_reservations); -1 before one. */

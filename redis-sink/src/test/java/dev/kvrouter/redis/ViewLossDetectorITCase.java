@@ -1,6 +1,7 @@
 package dev.kvrouter.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.stack.LocalRedis;
@@ -22,6 +23,31 @@ class ViewLossDetectorITCase {
 
     @TempDir
     Path dir;
+
+    @Test
+    void aRefusalIsNotRedisAwayTheProbeFailsSayingWhatToGrant() {
+        try (LocalRedis redis = LocalRedis.start(dir)) {
+            RedisClient admin = RedisClient.create(redis.url());
+            try (StatefulRedisConnection<String, String> connection = admin.connect()) {
+                // A user that may write keys but not load functions: the writer would work, the library never come.
+                connection.sync().aclSetuser("job", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw-9").allKeys().allChannels()
+                        .allCommands().removeCategory(io.lettuce.core.AclCategory.SCRIPTING));
+            } finally {
+                admin.shutdown();
+            }
+            try (ViewLossDetector detector = new ViewLossDetector(RedisViewSinkOptions.defaults("redis://job:pw-9@127.0.0.1:" + redis.port())
+                    .withKeyPrefix("t:"))) {
+                assertThatThrownBy(detector::check).isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("Redis refused the view probe").hasMessageContaining("NOPERM")
+                        .hasMessageContaining("+@scripting").satisfies(e -> assertThat(e.getMessage()).doesNotContain("pw-9"));
+            }
+            try (ViewLossDetector wrongPassword = new ViewLossDetector(RedisViewSinkOptions.defaults("redis://job:nope@127.0.0.1:" + redis.port())
+                    .withKeyPrefix("t:"))) {
+                assertThatThrownBy(wrongPassword::check).as("a wrong password: refused at the login, saying what to check")
+                        .hasMessageContaining("refused the credentials").hasMessageNotContaining("nope");
+            }
+        }
+    }
 
     @Test
     void onARedisClusterTheDetectorLoadsTheFunctionsOnEveryPrimaryAndKnowsThePrimaries() throws Exception {
