@@ -1,10 +1,10 @@
 package dev.kvrouter.sim;
 
 import dev.kvrouter.blocks.CanonicalBlockHasher;
-import dev.kvrouter.sim.metrics.TruthLog;
 import dev.kvrouter.sim.engine.EngineConfig;
 import dev.kvrouter.sim.engine.Failure;
 import dev.kvrouter.sim.metrics.PolicyMetrics.PolicyResult;
+import dev.kvrouter.sim.metrics.TruthLog;
 import dev.kvrouter.sim.policy.Policy;
 import dev.kvrouter.sim.sink.EventSink;
 import dev.kvrouter.sim.workload.SimRequest;
@@ -36,6 +36,7 @@ public final class SimRunner {
      * @param usdPerMillion  input price, dollars per million prompt tokens
      * @param speed          0 unpaced; else virtual seconds per wall second
      * @param runId          prefix of request ids (unique per run, so a pipeline can tell runs apart)
+     * @param truthLog       where each placement is written beside the true caches ({@link TruthLog}); null: nowhere
      */
     public record Settings(int engines, EngineConfig engine, List<Failure> failures, double sampleMs, double windowMs,
                            double usdPerMillion, double speed, String runId, java.nio.file.Path truthLog) {
@@ -64,7 +65,6 @@ public final class SimRunner {
             return new Settings(engines, engine, failures, sampleMs, windowMs, usdPerMillion, s, runId, truthLog);
         }
 
-        /** Each placement of every fleet written beside the true caches ({@link TruthLog}); null: none. */
         public Settings withTruthLog(java.nio.file.Path file) {
             return new Settings(engines, engine, failures, sampleMs, windowMs, usdPerMillion, speed, runId, file);
         }
