@@ -19,7 +19,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -269,6 +268,6 @@ public final class AccessLogShipper implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "AccessLogShipper[" + Objects.toString(log) + "]";
+        return "AccessLogShipper[" + log + "]";
     }
 }

@@ -125,9 +125,6 @@ local function failure_kind(err, redis_error)
   return "redis_error"
 end
 
-local function redis_options()
-  return config.redis
-end
 
 -- One kvr_pick; returns the answer (a list) or nil, the failure kind, the message.
 local function pick(conn, args)
@@ -186,7 +183,7 @@ function _M.access()
   if packed then
     k.n = n
     k.packed = packed
-    local conn, err = resp.connect(redis_options())
+    local conn, err = resp.connect(config.redis)
     if not conn then
       k.why = err:find("timeout") and "redis_timeout" or "redis_away"
       log(WARN, "kvr: routing on load alone, Redis: ", err)
@@ -261,7 +258,7 @@ end
 -- reservation moves").
 local function follow(premature, k, engine)
   if premature then return end
-  local conn, err = resp.connect(redis_options())
+  local conn, err = resp.connect(config.redis)
   if not conn then
     count("follow_failed")
     return
@@ -355,7 +352,7 @@ function _M.body_filter()
 end
 
 local function done(premature, request_id)
-  local conn, err = resp.connect(redis_options())
+  local conn, err = resp.connect(config.redis)
   if not conn then
     count("done_failed")
     return
