@@ -287,6 +287,52 @@ class KvEventDecoderTest {
         }), "event map has no string 'type'");
     }
 
+    /** Sizes a frame cannot hold and nesting past any real event: refused with a reason, never an Error. */
+    @Test
+    void hostileSizesAndNestingAreRefusedWithAReason() throws Exception {
+        // A batch whose events array declares 2^31 - 1 elements in a frame of a dozen bytes.
+        assertReason(pack(p -> {
+            p.packArrayHeader(2);
+            p.packDouble(1.0);
+            p.packArrayHeader(Integer.MAX_VALUE);
+        }), "batch events declares 2147483647 element(s), more than the 0 byte(s) left");
+        // The same in a hash list and in token ids.
+        assertReason(pack(p -> {
+            p.packArrayHeader(2);
+            p.packDouble(1.0);
+            p.packArrayHeader(1);
+            p.packArrayHeader(2);
+            p.packString("BlockRemoved");
+            p.packArrayHeader(Integer.MAX_VALUE);
+        }), "block_hashes declares 2147483647 element(s)");
+        assertReason(pack(p -> {
+            p.packArrayHeader(2);
+            p.packDouble(1.0);
+            p.packArrayHeader(1);
+            p.packMapHeader(Integer.MAX_VALUE);
+        }), "event map declares 2147483647 entries");
+        // extra_keys nested a hundred thousand arrays deep, and a map key nested as deep.
+        byte[] deep = new byte[100_000];
+        Arrays.fill(deep, (byte) 0x91); // fixarray of one element
+        assertReason(pack(p -> {
+            p.packArrayHeader(2);
+            p.packDouble(1.0);
+            p.packArrayHeader(1);
+            p.packMapHeader(2);
+            p.packString("type");
+            p.packString("BlockStored");
+            p.packString("extra_keys");
+            p.writePayload(deep);
+            p.packNil();
+        }), "extra_keys nests deeper than 4 levels");
+        assertReason(pack(p -> {
+            p.packMapHeader(1);
+            p.writePayload(deep);
+            p.packNil();
+            p.packInt(1);
+        }), "lacks 'ts'");
+    }
+
     private void assertReason(byte[] payload, String reason) {
         assertThatThrownBy(() -> decoder.decode(payload)).isInstanceOf(UndecodableFrameException.class).hasMessageContaining(reason);
     }
