@@ -251,6 +251,11 @@ final class EngineSubscription implements AutoCloseable {
         } catch (UndecodableFrameException e) {
             deadLetter(p, payload, (replayed ? "replayed " : "") + "batch " + seq + ": " + e.getMessage(), e);
             return;
+        } catch (RuntimeException | StackOverflowError e) {
+            // A fault the decoder's bounds did not foresee is still one frame's: it is filed with the
+            // error, and the engine's subscription goes on (an Error here would end its thread for good).
+            deadLetter(p, payload, (replayed ? "replayed " : "") + "batch " + seq + ": the decoder failed: " + e, e);
+            return;
         }
         // The port says which rank published; the job keys engines by id and that rank (none without data parallelism).
         KvEventBatch batch = KvEventBatch.newBuilder().setEngineId(spec.id()).setDataParallelRank(spec.rank(p.rank))
@@ -317,7 +322,7 @@ final class EngineSubscription implements AutoCloseable {
         return recovered;
     }
 
-    private void deadLetter(Publisher p, byte[] raw, String reason, Exception error) {
+    private void deadLetter(Publisher p, byte[] raw, String reason, Throwable error) {
         metrics.undecodable(spec.id());
         LOG.warn("publisher {}: {} (filed to the dead-letter topic)", p.name, reason);
         outbox.offer(DeadLetters.of(p.name.getBytes(StandardCharsets.UTF_8), raw)

@@ -14,8 +14,9 @@ import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessageFormatException;
 import org.msgpack.core.MessageInsufficientBufferException;
 import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageSizeException;
 import org.msgpack.core.MessageUnpacker;
-import org.msgpack.value.Value;
+import org.msgpack.core.buffer.ArrayBufferInput;
 import org.msgpack.value.ValueType;
 
 /**
@@ -52,7 +53,7 @@ public final class KvEventDecoder {
         if (payload == null || payload.length == 0) {
             throw new UndecodableFrameException("empty payload: expected a msgpack event batch");
         }
-        try (MessageUnpacker u = MessagePack.newDefaultUnpacker(payload)) {
+        try (Frame u = new Frame(payload)) {
             DecodedBatch batch = batch(u);
             if (u.hasNext()) {
                 throw new UndecodableFrameException("payload has " + (payload.length - u.getTotalReadBytes())
@@ -69,13 +70,13 @@ public final class KvEventDecoder {
         }
     }
 
-    private DecodedBatch batch(MessageUnpacker u) throws IOException, UndecodableFrameException {
+    private DecodedBatch batch(Frame u) throws IOException, UndecodableFrameException {
         ValueType type = type(u);
         Double seconds = null;
         List<Object> events = null;
         Integer rank = null;
         if (type == ValueType.ARRAY) {
-            int n = u.unpackArrayHeader();
+            int n = u.arrayHeader("event batch array");
             if (n < 2) {
                 throw new UndecodableFrameException("event batch array has " + n + " element(s); expected [ts, events, data_parallel_rank]");
             }
@@ -86,10 +87,10 @@ public final class KvEventDecoder {
             }
             skip(u, n - 3);
         } else if (type == ValueType.MAP) {
-            int n = u.unpackMapHeader();
+            int n = u.mapHeader("event batch map");
             List<String> keys = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                String key = type(u) == ValueType.STRING ? u.unpackString() : String.valueOf(u.unpackValue());
+                String key = type(u) == ValueType.STRING ? u.unpackString() : nonStringKey(u);
                 keys.add(key);
                 switch (key) {
                     case "ts" -> seconds = seconds(u);
@@ -110,7 +111,7 @@ public final class KvEventDecoder {
         return new DecodedBatch(Math.round(seconds * 1000), rank, events);
     }
 
-    private static double seconds(MessageUnpacker u) throws IOException, UndecodableFrameException {
+    private static double seconds(Frame u) throws IOException, UndecodableFrameException {
         ValueType t = type(u);
         if (t == ValueType.FLOAT) {
             return u.unpackDouble();
@@ -121,9 +122,9 @@ public final class KvEventDecoder {
         throw new UndecodableFrameException("batch ts is a " + name(t) + ", expected a number of seconds");
     }
 
-    private List<Object> events(MessageUnpacker u) throws IOException, UndecodableFrameException {
+    private List<Object> events(Frame u) throws IOException, UndecodableFrameException {
         expect(u, ValueType.ARRAY, "batch events");
-        int n = u.unpackArrayHeader();
+        int n = u.arrayHeader("batch events");
         List<Object> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             try {
@@ -158,11 +159,11 @@ public final class KvEventDecoder {
     }
 
     /** One event, as a tagged array or a map with "type"; both fill the same fields by name. */
-    private Object event(MessageUnpacker u) throws IOException, UndecodableFrameException {
+    private Object event(Frame u) throws IOException, UndecodableFrameException {
         EventFields f = new EventFields();
         ValueType t = type(u);
         if (t == ValueType.ARRAY) {
-            int n = u.unpackArrayHeader();
+            int n = u.arrayHeader("event array");
             if (n == 0 || type(u) != ValueType.STRING) {
                 throw new UndecodableFrameException("event array does not start with its type tag");
             }
@@ -179,11 +180,11 @@ public final class KvEventDecoder {
                 }
             }
         } else if (t == ValueType.MAP) {
-            int n = u.unpackMapHeader();
+            int n = u.mapHeader("event map");
             List<String> keys = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 if (type(u) != ValueType.STRING) {
-                    keys.add(String.valueOf(u.unpackValue()));
+                    keys.add(nonStringKey(u));
                     u.skipValue();
                     continue;
                 }
@@ -233,7 +234,7 @@ public final class KvEventDecoder {
     }
 
     /** Reads the value of one named field into {@code f}; unknown names are skipped (newer releases). */
-    private static void field(MessageUnpacker u, String name, EventFields f) throws IOException, UndecodableFrameException {
+    private static void field(Frame u, String name, EventFields f) throws IOException, UndecodableFrameException {
         switch (name) {
             case "block_hashes" -> f.blockHashes = hashes(u, name);
             case "parent_block_hash" -> f.parentBlockHash = nil(u) ? null : hash(u, name);
@@ -249,12 +250,12 @@ public final class KvEventDecoder {
         }
     }
 
-    private static List<ByteBuffer> hashes(MessageUnpacker u, String name) throws IOException, UndecodableFrameException {
+    private static List<ByteBuffer> hashes(Frame u, String name) throws IOException, UndecodableFrameException {
         if (nil(u)) {
             return null;
         }
         expect(u, ValueType.ARRAY, name);
-        int n = u.unpackArrayHeader();
+        int n = u.arrayHeader(name);
         List<ByteBuffer> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(hash(u, name));
@@ -262,7 +263,7 @@ public final class KvEventDecoder {
         return out;
     }
 
-    private static ByteBuffer hash(MessageUnpacker u, String name) throws IOException, UndecodableFrameException {
+    private static ByteBuffer hash(Frame u, String name) throws IOException, UndecodableFrameException {
         MessageFormat format = u.getNextFormat();
         ValueType t = format.getValueType();
         if (t == ValueType.INTEGER) {
@@ -288,12 +289,12 @@ public final class KvEventDecoder {
         throw new UndecodableFrameException(name + " has a hash that is a " + name(t) + ", expected an integer or bytes");
     }
 
-    private static List<Integer> tokenIds(MessageUnpacker u) throws IOException, UndecodableFrameException {
+    private static List<Integer> tokenIds(Frame u) throws IOException, UndecodableFrameException {
         if (nil(u)) {
             return null;
         }
         expect(u, ValueType.ARRAY, "token_ids");
-        int n = u.unpackArrayHeader();
+        int n = u.arrayHeader("token_ids");
         List<Integer> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(intValue(u, "token_ids"));
@@ -304,39 +305,45 @@ public final class KvEventDecoder {
     /**
      * vLLM sends one entry per block (a tuple of keys, or nil for a block without any). The schema keeps
      * a flat list of strings in engine order, so tuples are flattened and nils skipped; bytes are
-     * rendered as lowercase hex, everything else as its msgpack text form. Rare, so read as values.
+     * rendered as lowercase hex, numbers and booleans as their msgpack text form. Read as a stream, so
+     * a frame nested deeper than any real tuple is refused before it costs a stack frame per level.
      */
-    private static List<String> extraKeys(MessageUnpacker u) throws IOException, UndecodableFrameException {
+    private static List<String> extraKeys(Frame u) throws IOException, UndecodableFrameException {
         if (nil(u)) {
             return null;
         }
         expect(u, ValueType.ARRAY, "extra_keys");
         List<String> out = new ArrayList<>();
-        flatten(u.unpackValue(), out, 0);
+        flatten(u, out, 0);
         return out;
     }
 
-    private static void flatten(Value values, List<String> out, int depth) throws UndecodableFrameException {
+    private static void flatten(Frame u, List<String> out, int depth) throws IOException, UndecodableFrameException {
         if (depth > 4) {
             throw new UndecodableFrameException("extra_keys nests deeper than 4 levels");
         }
-        for (Value k : values.asArrayValue()) {
-            if (k.isNilValue()) {
-                continue;
-            }
-            if (k.isArrayValue()) {
-                flatten(k, out, depth + 1);
-            } else if (k.isStringValue()) {
-                out.add(k.asStringValue().asString());
-            } else if (k.isBinaryValue()) {
-                out.add(HexFormat.of().formatHex(k.asBinaryValue().asByteArray()));
-            } else {
-                out.add(k.toJson());
+        int n = u.arrayHeader("extra_keys");
+        for (int i = 0; i < n; i++) {
+            ValueType t = type(u);
+            switch (t) {
+                case NIL -> u.unpackNil();
+                case ARRAY -> flatten(u, out, depth + 1);
+                case STRING -> out.add(u.unpackString());
+                case BINARY -> out.add(HexFormat.of().formatHex(u.readPayload(u.unpackBinaryHeader())));
+                case INTEGER, FLOAT, BOOLEAN -> out.add(u.unpackValue().toJson());
+                default -> throw new UndecodableFrameException("extra_keys holds a " + name(t) + "; expected strings, bytes or numbers");
             }
         }
     }
 
-    private static int intValue(MessageUnpacker u, String name) throws IOException, UndecodableFrameException {
+    /** A map key that is not a string, named by its type only (it is skipped, however it nests). */
+    private static String nonStringKey(Frame u) throws IOException {
+        String named = "<" + name(type(u)) + " key>";
+        u.skipValue();
+        return named;
+    }
+
+    private static int intValue(Frame u, String name) throws IOException, UndecodableFrameException {
         ValueType t = type(u);
         if (t != ValueType.INTEGER) {
             throw new UndecodableFrameException(name + " is a " + name(t) + ", expected an int");
@@ -351,11 +358,11 @@ public final class KvEventDecoder {
         return (int) v;
     }
 
-    private static Integer optionalInt(MessageUnpacker u, String name) throws IOException, UndecodableFrameException {
+    private static Integer optionalInt(Frame u, String name) throws IOException, UndecodableFrameException {
         return nil(u) ? null : intValue(u, name);
     }
 
-    private static String optionalString(MessageUnpacker u, String name) throws IOException, UndecodableFrameException {
+    private static String optionalString(Frame u, String name) throws IOException, UndecodableFrameException {
         if (nil(u)) {
             return null;
         }
@@ -364,11 +371,11 @@ public final class KvEventDecoder {
     }
 
     /** Consumes a nil and says so; leaves anything else. */
-    private static boolean nil(MessageUnpacker u) throws IOException {
+    private static boolean nil(Frame u) throws IOException {
         return u.tryUnpackNil();
     }
 
-    private static void expect(MessageUnpacker u, ValueType expected, String name) throws IOException, UndecodableFrameException {
+    private static void expect(Frame u, ValueType expected, String name) throws IOException, UndecodableFrameException {
         ValueType t = type(u);
         if (t != expected) {
             throw new UndecodableFrameException(name + " is a " + name(t) + ", expected " + (expected == ValueType.ARRAY ? "an array" : "a " + name(expected))
@@ -376,11 +383,11 @@ public final class KvEventDecoder {
         }
     }
 
-    private static ValueType type(MessageUnpacker u) throws IOException {
+    private static ValueType type(Frame u) throws IOException {
         return u.getNextFormat().getValueType();
     }
 
-    private static void skip(MessageUnpacker u, int values) throws IOException {
+    private static void skip(Frame u, int values) throws IOException {
         for (int i = 0; i < values; i++) {
             u.skipValue();
         }
@@ -388,5 +395,59 @@ public final class KvEventDecoder {
 
     private static String name(ValueType t) {
         return t.name().toLowerCase();
+    }
+
+    /**
+     * The unpacker of one payload, which refuses a collection header that declares more elements than
+     * bytes are left (every msgpack value takes at least one): a frame of a few bytes cannot make the
+     * decoder reserve gigabytes. msgpack's own value reading goes through the same check.
+     */
+    private static final class Frame extends MessageUnpacker {
+        private final int length;
+
+        Frame(byte[] payload) {
+            super(new ArrayBufferInput(payload), MessagePack.DEFAULT_UNPACKER_CONFIG);
+            this.length = payload.length;
+        }
+
+        long remaining() {
+            return length - getTotalReadBytes();
+        }
+
+        int arrayHeader(String what) throws IOException, UndecodableFrameException {
+            int n = super.unpackArrayHeader();
+            if (n > remaining()) {
+                throw new UndecodableFrameException(what + " declares " + n + " element(s), more than the " + remaining() + " byte(s) left"
+                        + " (truncated, or a size no frame holds)");
+            }
+            return n;
+        }
+
+        int mapHeader(String what) throws IOException, UndecodableFrameException {
+            int n = super.unpackMapHeader();
+            if (2L * n > remaining()) {
+                throw new UndecodableFrameException(what + " declares " + n + " entries, more than the " + remaining() + " byte(s) left hold"
+                        + " (truncated, or a size no frame holds)");
+            }
+            return n;
+        }
+
+        @Override
+        public int unpackArrayHeader() throws IOException {
+            int n = super.unpackArrayHeader();
+            if (n > remaining()) {
+                throw new MessageSizeException("an array declares " + n + " element(s), more than the " + remaining() + " byte(s) left", n);
+            }
+            return n;
+        }
+
+        @Override
+        public int unpackMapHeader() throws IOException {
+            int n = super.unpackMapHeader();
+            if (2L * n > remaining()) {
+                throw new MessageSizeException("a map declares " + n + " entries, more than the " + remaining() + " byte(s) left hold", n);
+            }
+            return n;
+        }
     }
 }
