@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvrouter.events.EngineLoad;
+import dev.kvrouter.events.KvEventBatch;
+import dev.kvrouter.events.RoutingDecision;
 import dev.kvrouter.schemas.registry.RegistrySettings;
 import dev.kvrouter.schemas.registry.SchemaRegistryClient;
 import dev.kvrouter.schemas.registry.SchemaRegistryException;
@@ -130,6 +132,64 @@ class RegistryErrorsITCase {
                     .hasMessageContaining("is not registered under subject '" + topic + "-value'")
                     .hasMessageContaining("register it first");
         }
+    }
+
+    /**
+     * A record of a few bytes that declares a collection, string or bytes of about 2^31 is refused with
+     * a reason before anything of that size is reserved (a balancer writes these topics: one bad
+     * record must not crash-loop the job).
+     */
+    @Test
+    void hostileSizesInTheAvroBodyAreRefusedBeforeTheyAreAllocated() {
+        String subject = UniqueNames.topic("it-hostile") + "-value";
+        int batchId = client.register(subject, KvEventBatch.getClassSchema());
+        long huge = Integer.MAX_VALUE - 9;
+        // KvEventBatch: engine_id "e", rank null, model "m", seq 0, ts 0, then the events array's first block.
+        byte[] batchHead = {2, 'e', 0, 2, 'm', 0, 0};
+        try (RegistryAvroDeserializer<Object> deserializer = configuredDeserializer(stack.schemaRegistryUrl())) {
+            assertThatThrownBy(() -> deserializer.deserialize("t", wire(batchId, batchHead, zigzag(huge))))
+                    .isInstanceOf(SerializationException.class)
+                    .hasMessageContaining("declares " + huge + " item(s)");
+            assertThatThrownBy(() -> deserializer.deserialize("t", wire(batchId, zigzag(huge))))
+                    .isInstanceOf(SerializationException.class)
+                    .hasMessageContaining("declares a string of " + huge + " byte(s)");
+            // An events block of one BlockStored whose block_hashes declare 2^31 items.
+            assertThatThrownBy(() -> deserializer.deserialize("t", wire(batchId, batchHead, new byte[] {2, 0}, zigzag(huge))))
+                    .isInstanceOf(SerializationException.class)
+                    .hasMessageContaining("declares " + huge + " item(s)");
+            // A negative block count (Avro's sized block) of 2^31 items.
+            assertThatThrownBy(() -> deserializer.deserialize("t", wire(batchId, batchHead, zigzag(-huge), zigzag(1))))
+                    .isInstanceOf(SerializationException.class)
+                    .hasMessageContaining("declares " + huge + " item(s)");
+            // A well-formed record still decodes.
+            try (RegistryAvroSerializer<RoutingDecision> serializer = new RegistryAvroSerializer<>()) {
+                serializer.configure(Map.of(RegistrySettings.URL, stack.schemaRegistryUrl()), false);
+                byte[] decision = serializer.serialize(UniqueNames.topic("it-hostile"), SampleRecords.routingDecision());
+                assertThat(deserializer.deserialize("t", decision)).isEqualTo(SampleRecords.routingDecision());
+            }
+        }
+    }
+
+    private static byte[] wire(int schemaId, byte[]... body) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        out.write(0);
+        out.writeBytes(java.nio.ByteBuffer.allocate(4).putInt(schemaId).array());
+        for (byte[] part : body) {
+            out.writeBytes(part);
+        }
+        return out.toByteArray();
+    }
+
+    /** Avro's long encoding: zig-zag, then 7 bits a byte. */
+    private static byte[] zigzag(long v) {
+        long z = (v << 1) ^ (v >> 63);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        while ((z & ~0x7FL) != 0) {
+            out.write((int) ((z & 0x7F) | 0x80));
+            z >>>= 7;
+        }
+        out.write((int) z);
+        return out.toByteArray();
     }
 
     private static RegistryAvroDeserializer<Object> configuredDeserializer(String url) {
