@@ -8,9 +8,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericDatumReader;
-import org.apache.avro.io.BinaryDecoder;
 import org.apache.avro.io.DatumReader;
-import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
 import org.apache.kafka.common.errors.SerializationException;
@@ -61,8 +59,8 @@ public class RegistryAvroDeserializer<T> implements Deserializer<T> {
             throw new SerializationException("cannot deserialize a record of topic '" + topic + "': " + e.getMessage(), e);
         }
         try {
-            BinaryDecoder decoder = DecoderFactory.get().binaryDecoder(data, buffer.position(), buffer.remaining(), null);
-            return reader(id, writer).read(null, decoder);
+            // Sizes bounded by the record's bytes: a few hostile bytes cannot reserve gigabytes.
+            return reader(id, writer).read(null, new BoundedBinaryDecoder(data, buffer.position(), buffer.remaining()));
         } catch (IOException | RuntimeException e) {
             throw new SerializationException("cannot decode the Avro body of a record of topic '" + topic
                     + "' written with schema id " + id + " (" + writer.getFullName() + "): " + e.getMessage(), e);
