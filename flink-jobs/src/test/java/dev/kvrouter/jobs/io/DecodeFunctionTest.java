@@ -57,6 +57,34 @@ class DecodeFunctionTest {
         }
     }
 
+    /**
+     * A registry that refuses us (credentials, permissions, rate limit) says nothing about the record:
+     * the task fails with the registry's answer and files nothing, so the record is read again after
+     * the restart instead of being dead-lettered with its offset committed past it.
+     */
+    @Test
+    void aRegistryThatRefusesUsFailsTheTaskAndFilesNothing() throws Exception {
+        for (int status : new int[] {401, 403, 429}) {
+            com.sun.net.httpserver.HttpServer registry = com.sun.net.httpserver.HttpServer.create(
+                    new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+            registry.createContext("/", exchange -> {
+                byte[] body = ("{\"error_code\": " + status + ", \"message\": \"refused\"}").getBytes();
+                exchange.sendResponseHeaders(status, body.length);
+                exchange.getResponseBody().write(body);
+                exchange.close();
+            });
+            registry.start();
+            try (var h = harness("http://127.0.0.1:" + registry.getAddress().getPort())) {
+                byte[] wellFormedHeader = {0, 0, 0, 0, 7, 2, 4};
+                assertThatThrownBy(() -> h.processElement(new RawRecord("kvr.kv-events", 0, 1, 0, null, wellFormedHeader), 0))
+                        .as("HTTP %d", status).hasStackTraceContaining("HTTP " + status);
+                assertThat(h.getSideOutput(DecodeFunction.DEAD_LETTERS)).as("HTTP %d", status).isNullOrEmpty();
+            } finally {
+                registry.stop(0);
+            }
+        }
+    }
+
     private static OneInputStreamOperatorTestHarness<RawRecord, KvEventBatch> harness(String registry) throws Exception {
         return ProcessFunctionTestHarnesses.forProcessFunction(
                 new DecodeFunction<>(KvEventBatch.class, DecodeFunction.registry(registry), b -> Optional.empty()));
