@@ -94,9 +94,11 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
             }
             decoded = deserializer.deserialize(raw.topic, raw.value);
         } catch (RuntimeException e) {
-            if (registryDown(e)) {
-                // Not the record's fault: fail the task, so it restarts from the last checkpoint
-                // and reads the record again once the registry answers. Nothing is lost or misfiled.
+            if (registryDidNotJudge(e)) {
+                // Not the record's fault: fail the task, so it restarts from the last checkpoint (the
+                // job's exponential back-off, up to a minute apart, each failure logged with the
+                // registry's answer) and reads the record again once the registry answers. Nothing is
+                // lost or misfiled, and no offset moves past it.
                 throw e;
             }
             reject(raw, UNDECODABLE, "decode", e.getMessage(), e, ctx);
@@ -116,15 +118,23 @@ public final class DecodeFunction<T> extends ProcessFunction<RawRecord, T> {
         out.collect(record);
     }
 
-    /** The registry could not be asked (unreachable, or a server error): a retry may succeed. */
-    static boolean registryDown(Throwable e) {
+    /**
+     * The registry said nothing about the record: it could not be asked (unreachable, a server error)
+     * or it refused us (401 credentials, 403 permissions, 408 timeout, 429 rate limit). A retry may
+     * succeed; the record may be good.
+     */
+    static boolean registryDidNotJudge(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SchemaRegistryException.Unreachable
-                    || t instanceof SchemaRegistryException r && r.httpStatus() >= 500) {
+                    || t instanceof SchemaRegistryException r && refusedUs(r.httpStatus())) {
                 return true;
             }
         }
         return false;
+    }
+
+    private static boolean refusedUs(int httpStatus) {
+        return httpStatus >= 500 || httpStatus == 401 || httpStatus == 403 || httpStatus == 408 || httpStatus == 429;
     }
 
     private void reject(RawRecord raw, String metricReason, String stage, String reason, Exception error, Context ctx) {
