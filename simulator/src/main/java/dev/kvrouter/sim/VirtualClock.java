@@ -68,6 +68,11 @@ public final class VirtualClock {
         return queue.isEmpty();
     }
 
+    /** When the next event is due, in virtual ms; +inf when none is scheduled. */
+    public double nextAtMs() {
+        return queue.isEmpty() ? Double.POSITIVE_INFINITY : queue.peek().atMs;
+    }
+
     /** Runs events until none are left or the next is later than {@code untilMs}; returns false when it stopped early. */
     public boolean runUntil(double untilMs) throws InterruptedException {
         while (!queue.isEmpty()) {

@@ -71,6 +71,8 @@ public final class SimEngine {
     private int batchesDropped;
     private double prefillFreeAtMs;
     private double prefillFactor = 1;
+    /** Told when a request's prefill ends: its first token (an HTTP engine streams it then). */
+    private Consumer<Placement> onFirstToken = p -> {};
 
     /**
      * @param clock         also the records' timestamps ({@link VirtualClock#epochMs()})
@@ -87,6 +89,11 @@ public final class SimEngine {
 
     public String id() {
         return id;
+    }
+
+    /** Who is told when a request's first token is out (its prefill done); replaces the previous listener. */
+    public void onFirstToken(Consumer<Placement> listener) {
+        this.onFirstToken = listener;
     }
 
     public EngineConfig config() {
@@ -366,6 +373,7 @@ public final class SimEngine {
 
     private void prefilled(Job job) {
         storeUpTo(job, job.fullBlocks);
+        onFirstToken.accept(job.placement);
         double decodeMs = job.placement.request().outputTokens() * 1000.0 / config.decodeTokensPerS();
         int gen = generation;
         clock.after(decodeMs, () -> {

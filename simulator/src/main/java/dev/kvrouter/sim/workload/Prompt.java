@@ -6,7 +6,8 @@ import java.util.List;
 /**
  * A prompt as a list of token segments, each a deterministic run of token ids drawn from its seed:
  * equal segment prefixes give equal token prefixes, and a whole trace fits in memory because the
- * tokens are only materialised when they are hashed or published.
+ * tokens are only materialised when they are hashed or published. A prompt that arrived as token ids
+ * (an HTTP request to a simulated engine) holds them as they are ({@link #ofTokens}).
  */
 public final class Prompt {
 
@@ -24,18 +25,35 @@ public final class Prompt {
 
     private final List<Segment> segments;
     private final int length;
+    /** The token ids of a prompt made from them (no segments); null for a segment prompt. */
+    private final int[] literal;
 
     public Prompt(List<Segment> segments) {
         this.segments = List.copyOf(segments);
         this.length = this.segments.stream().mapToInt(Segment::length).sum();
+        this.literal = null;
+    }
+
+    private Prompt(int[] tokens) {
+        this.segments = List.of();
+        this.length = tokens.length;
+        this.literal = tokens.clone();
+    }
+
+    /** A prompt of these token ids, as a client sent them. */
+    public static Prompt ofTokens(int[] tokens) {
+        return new Prompt(tokens);
     }
 
     public static Prompt of(Segment... segments) {
         return new Prompt(List.of(segments));
     }
 
-    /** This prompt followed by more segments (the next chat turn). */
+    /** This prompt followed by more segments (the next chat turn); a prompt of token ids has none to extend. */
     public Prompt extend(Segment... more) {
+        if (literal != null) {
+            throw new UnsupportedOperationException("a prompt of token ids is not extended by segments");
+        }
         List<Segment> all = new ArrayList<>(segments);
         all.addAll(List.of(more));
         return new Prompt(all);
@@ -50,6 +68,9 @@ public final class Prompt {
     }
 
     public int[] tokens() {
+        if (literal != null) {
+            return literal.clone();
+        }
         int[] out = new int[length];
         int p = 0;
         for (Segment s : segments) {
