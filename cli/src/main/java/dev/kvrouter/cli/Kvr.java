@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
 /** {@code ./kvr}: one entry point; each module owns its commands and this only gathers them. */
 @Command(name = "kvr", mixinStandardHelpOptions = true, versionProvider = Kvr.Version.class,
         description = {"kv-router: the data plane for KV-cache-aware routing of LLM inference.", ""},
-        subcommands = {dev.kvrouter.cli.demo.DemoCommand.class, StackCommand.class, TopicsCommand.class, JobCommand.class, BenchCommand.class, dev.kvrouter.bridge.BridgeCommand.class, dev.kvrouter.gateway.GatewayCommand.class, dev.kvrouter.sim.SimCommand.class, dev.kvrouter.sim.ReplayCommand.class, dev.kvrouter.sim.explain.ExplainCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {dev.kvrouter.cli.demo.DemoCommand.class, StackCommand.class, TopicsCommand.class, JobCommand.class, BenchCommand.class, dev.kvrouter.bridge.BridgeCommand.class, dev.kvrouter.gateway.GatewayCommand.class, dev.kvrouter.httpfleet.EnginesCommand.class, dev.kvrouter.httpfleet.LoadCommand.class, dev.kvrouter.sim.SimCommand.class, dev.kvrouter.sim.ReplayCommand.class, dev.kvrouter.sim.explain.ExplainCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Start here:  ./kvr demo   (or: ./kvr stack up, ./kvr topics apply, ./kvr job run)"})
 public final class Kvr {
 

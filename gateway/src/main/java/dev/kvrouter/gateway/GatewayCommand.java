@@ -50,8 +50,13 @@ public final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--dir", defaultValue = ".kvr/gateway", description = "Where nginx keeps its configuration, logs and pid file (default: ${DEFAULT-VALUE}).")
     Path dir;
 
-    @Option(names = "--no-ship", description = "Do not publish the access log to Kafka.")
+    @Option(names = "--no-ship", description = "Do not publish the access log to Kafka (implied by any --balance but view).")
     boolean noShip;
+
+    @Option(names = "--balance", defaultValue = "view", paramLabel = "BALANCER",
+            description = "What picks the engine: view (the Lua library and the view), or stock nginx with no Lua, for comparison: "
+                    + "round-robin, least-conn, client-hash (hash on the client header, consistent). Default: ${DEFAULT-VALUE}.")
+    String balance;
 
     @Option(names = "--duration", paramLabel = "DURATION", description = "Stop after this long, e.g. 90s or 10m (default: run until Ctrl-C).")
     String duration;
@@ -69,21 +74,25 @@ public final class GatewayCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--redis-url: the gateway speaks to one Redis over redis://host:port (no TLS, AUTH or Cluster "
                     + "yet: issue 36), got " + redisUrl);
         }
-        if (!noShip) {
+        NginxGateway.Balancer balancer = NginxGateway.Balancer.of(balance);
+        // Stock nginx writes no decisions: there is nothing to ship.
+        boolean ship = !noShip && balancer == NginxGateway.Balancer.VIEW;
+        if (ship) {
             topics.requireServices();
         }
         NginxGateway gateway = NginxGateway.of(listen, engines, redisUrl.getHost(), redisUrl.getPort(), model).withKeyPrefix(keyPrefix)
-                .withChunkTokens(chunkTokens).withHold(Durations.parse(hold)).withWorkers(workers);
+                .withChunkTokens(chunkTokens).withHold(Durations.parse(hold)).withWorkers(workers).withBalancer(balancer);
         Path prefix = dir.toAbsolutePath();
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
         long until = duration == null ? Long.MAX_VALUE : System.nanoTime() + Durations.parse(duration).toNanos();
         try (LocalNginx nginx = LocalNginx.start(prefix, gateway.render(prefix, LocalNginx.modulesDirectory()), listen, System.err);
-             AccessLogShipper shipper = noShip ? null : new AccessLogShipper(prefix.resolve("logs/kvr-access.log"),
+             AccessLogShipper shipper = !ship ? null : new AccessLogShipper(prefix.resolve("logs/kvr-access.log"),
                      prefix.resolve("logs/kvr-access.position"), topics.kafka.value(), topics.registry.value(), topics.prefix(), model,
                      topics.clientConfig.load(), 1 << 20)) {
-            System.err.printf("kvr gateway: nginx (pid %d) on http://127.0.0.1:%d routing %s by the view at %s (keys %s); logs in %s%n",
-                    nginx.pid(), listen, List.copyOf(engines.keySet()), redisUrl, keyPrefix, prefix.resolve("logs"));
+            System.err.printf("kvr gateway: nginx (pid %d) on http://127.0.0.1:%d routing %s %s; logs in %s%n", nginx.pid(), listen,
+                    List.copyOf(engines.keySet()), balancer == NginxGateway.Balancer.VIEW ? "by the view at " + redisUrl + " (keys " + keyPrefix + ")"
+                            : "by nginx's " + balancer.label(), prefix.resolve("logs"));
             while (System.nanoTime() < until && stop.getCount() > 0) {
                 if (shipper != null) {
                     shipper.shipAvailable();

@@ -35,10 +35,34 @@ import java.util.regex.Pattern;
  * @param maxBodyBytes   the largest request body read; larger ones get 413
  * @param workers        nginx worker processes
  * @param readTimeout    how long nginx waits between two reads from an engine
+ * @param balancer       what picks the engine: the view, or one of nginx's own balancers (for comparison)
  */
 public record NginxGateway(int listenPort, Map<String, String> engines, String redisHost, int redisPort, Duration redisTimeout,
                            String keyPrefix, String model, int chunkTokens, Duration maxViewAge, Duration hold,
-                           String clientHeader, String classHeader, long maxBodyBytes, int workers, Duration readTimeout) {
+                           String clientHeader, String classHeader, long maxBodyBytes, int workers, Duration readTimeout, Balancer balancer) {
+
+    /**
+     * What picks the engine. {@code VIEW}: the Lua library and the view ({@code nginx.conf.template}).
+     * The others are stock nginx, no Lua ({@code nginx-stock.conf.template}), for comparison beside it:
+     * round robin, {@code least_conn}, and {@code hash} on the client header, consistent.
+     */
+    public enum Balancer {
+        VIEW, ROUND_ROBIN, LEAST_CONN, CLIENT_HASH;
+
+        /** As the command line names it: view, round-robin, least-conn, client-hash. */
+        public String label() {
+            return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        }
+
+        public static Balancer of(String label) {
+            for (Balancer b : values()) {
+                if (b.label().equals(label)) {
+                    return b;
+                }
+            }
+            throw new IllegalArgumentException("balancer '" + label + "': one of view, round-robin, least-conn, client-hash");
+        }
+    }
 
     /** The Lua library, as nginx's lua_package_path finds it: {@code kvr/<name>.lua}. */
     public static final List<String> LUA_FILES = List.of("kvr/resp.lua", "kvr/blockhash.lua", "kvr/gateway.lua");
@@ -97,6 +121,9 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
         if (workers < 1) {
             problems.add("workers: at least 1, got " + workers);
         }
+        if (balancer == null) {
+            problems.add("balancer: view, round-robin, least-conn or client-hash");
+        }
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("the gateway's configuration has " + problems.size() + " problem(s):\n  "
                     + String.join("\n  ", problems));
@@ -107,32 +134,38 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
     public static NginxGateway of(int listenPort, Map<String, String> engines, String redisHost, int redisPort, String model) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, Duration.ofMillis(50), ViewLayout.DEFAULT_KEY_PREFIX, model,
                 ViewLayout.DEFAULT_CHUNK_TOKENS, Duration.ofSeconds(2), Duration.ZERO, "X-Client-Id", "X-Prefix-Class", 8L << 20, 1,
-                Duration.ofMinutes(10));
+                Duration.ofMinutes(10), Balancer.VIEW);
     }
 
     public NginxGateway withKeyPrefix(String prefix) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, prefix, model, chunkTokens, maxViewAge, hold,
-                clientHeader, classHeader, maxBodyBytes, workers, readTimeout);
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer);
     }
 
     public NginxGateway withChunkTokens(int tokens) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, tokens, maxViewAge, hold,
-                clientHeader, classHeader, maxBodyBytes, workers, readTimeout);
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer);
     }
 
     public NginxGateway withHold(Duration h) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, h,
-                clientHeader, classHeader, maxBodyBytes, workers, readTimeout);
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer);
     }
 
     public NginxGateway withMaxBodyBytes(long bytes) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
-                clientHeader, classHeader, bytes, workers, readTimeout);
+                clientHeader, classHeader, bytes, workers, readTimeout, balancer);
+    }
+
+    /** Stock nginx balancing instead of the view, for comparison. */
+    public NginxGateway withBalancer(Balancer b) {
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, b);
     }
 
     public NginxGateway withWorkers(int n) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
-                clientHeader, classHeader, maxBodyBytes, n, readTimeout);
+                clientHeader, classHeader, maxBodyBytes, n, readTimeout, balancer);
     }
 
     /**
@@ -140,25 +173,40 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
      * gateway whose pid file, logs and temporary files live under {@code prefix}.
      */
     public String render(Path prefix, Path modules) {
-        Path lua = prefix.resolve("lua");
-        writeLuaLibrary(lua);
         Map<String, String> values = new LinkedHashMap<>();
-        values.put("modules", modules.toString());
         values.put("workers", Integer.toString(workers));
         values.put("prefix", prefix.toString());
-        values.put("lua", lua.toString());
-        values.put("gateway_config", luaConfig());
         values.put("listen", "127.0.0.1:" + listenPort);
         values.put("max_body", Long.toString(maxBodyBytes));
         values.put("read_timeout", readTimeout.toSeconds() + "s");
         values.put("access_log", prefix.resolve("logs/kvr-access.log").toString());
-        String template = resource("nginx.conf.template");
-        Matcher m = PLACEHOLDER.matcher(template);
+        if (balancer != Balancer.VIEW) {
+            values.put("balance", switch (balancer) {
+                case LEAST_CONN -> "least_conn;";
+                case CLIENT_HASH -> "hash $http_" + clientHeader.toLowerCase(java.util.Locale.ROOT).replace('-', '_') + " consistent;";
+                default -> "# round robin (nginx's default)";
+            });
+            StringBuilder servers = new StringBuilder();
+            engines.entrySet().stream().sorted(Map.Entry.comparingByKey())
+                    .forEach(e -> servers.append("server ").append(e.getValue()).append("; # ").append(e.getKey()).append("\n        "));
+            values.put("servers", servers.toString().strip());
+            return fill("nginx-stock.conf.template", values);
+        }
+        Path lua = prefix.resolve("lua");
+        writeLuaLibrary(lua);
+        values.put("modules", modules.toString());
+        values.put("lua", lua.toString());
+        values.put("gateway_config", luaConfig());
+        return fill("nginx.conf.template", values);
+    }
+
+    private static String fill(String templateName, Map<String, String> values) {
+        Matcher m = PLACEHOLDER.matcher(resource(templateName));
         StringBuilder out = new StringBuilder();
         while (m.find()) {
             String value = values.get(m.group(1));
             if (value == null) {
-                throw new IllegalStateException("nginx.conf.template: no value for ${" + m.group(1) + "}");
+                throw new IllegalStateException(templateName + ": no value for ${" + m.group(1) + "}");
             }
             m.appendReplacement(out, Matcher.quoteReplacement(value));
         }

@@ -17,13 +17,13 @@ class NginxGatewayTest {
     @Test
     void everyProblemIsReportedAtOnce() {
         assertThatThrownBy(() -> new NginxGateway(0, Map.of("a,b", "nowhere"), "127.0.0.1", 6379, Duration.ZERO, "kvr{x}:", "", 0,
-                Duration.ofSeconds(2), Duration.ofMinutes(11), "X-Client-Id", "Bad Header", 10, 0, Duration.ofMinutes(1)))
+                Duration.ofSeconds(2), Duration.ofMinutes(11), "X-Client-Id", "Bad Header", 10, 0, Duration.ofMinutes(1), null))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("the gateway's configuration has 11 problem(s)")
+                .hasMessageStartingWith("the gateway's configuration has 12 problem(s)")
                 .hasMessageContaining("listen port").hasMessageContaining("engine id 'a,b'").hasMessageContaining("host:port, got 'nowhere'")
                 .hasMessageContaining("Redis timeout").hasMessageContaining("key prefix").hasMessageContaining("model")
                 .hasMessageContaining("chunk tokens").hasMessageContaining("hold").hasMessageContaining("'Bad Header'")
-                .hasMessageContaining("max body").hasMessageContaining("workers");
+                .hasMessageContaining("max body").hasMessageContaining("workers").hasMessageContaining("balancer");
     }
 
     @Test
@@ -43,5 +43,22 @@ class NginxGatewayTest {
         for (String file : NginxGateway.LUA_FILES) {
             assertThat(Files.exists(prefix.resolve("lua").resolve(file))).as(file).isTrue();
         }
+    }
+
+    @Test
+    void nginxsOwnBalancersRenderAsStockNginxWithNoLuaAndNameTheUpstream(@TempDir Path prefix) {
+        String leastConn = gateway.withBalancer(NginxGateway.Balancer.LEAST_CONN).render(prefix, Path.of("/usr/lib/nginx/modules"));
+        assertThat(leastConn).doesNotContain("${").doesNotContain("lua").contains("least_conn;")
+                .contains("server 127.0.0.1:9001; # e1").contains("server 127.0.0.1:9002; # e2")
+                .contains("add_header X-Kvr-Upstream $upstream_addr always;");
+        assertThat(Files.exists(prefix.resolve("lua"))).as("no Lua library for stock nginx").isFalse();
+        assertThat(gateway.withBalancer(NginxGateway.Balancer.CLIENT_HASH).render(prefix, Path.of("/m")))
+                .contains("hash $http_x_client_id consistent;");
+        assertThat(gateway.withBalancer(NginxGateway.Balancer.ROUND_ROBIN).render(prefix, Path.of("/m")))
+                .doesNotContain("least_conn").doesNotContain("hash $");
+        assertThat(NginxGateway.Balancer.of("least-conn")).isEqualTo(NginxGateway.Balancer.LEAST_CONN);
+        assertThatThrownBy(() -> NginxGateway.Balancer.of("random")).hasMessageContaining("one of view, round-robin, least-conn, client-hash");
+        // The view's gateway names the upstream too.
+        assertThat(gateway.render(prefix, Path.of("/m"))).contains("add_header X-Kvr-Upstream $upstream_addr always;");
     }
 }

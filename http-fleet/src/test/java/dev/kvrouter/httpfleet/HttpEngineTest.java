@@ -1,4 +1,4 @@
-package dev.kvrouter.httpengine;
+package dev.kvrouter.httpfleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

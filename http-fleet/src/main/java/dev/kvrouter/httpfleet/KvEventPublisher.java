@@ -1,4 +1,4 @@
-package dev.kvrouter.httpengine;
+package dev.kvrouter.httpfleet;
 
 import dev.kvrouter.bridge.VllmEventEncoder;
 import dev.kvrouter.events.AllBlocksCleared;

@@ -1,4 +1,4 @@
-package dev.kvrouter.httpengine;
+package dev.kvrouter.httpfleet;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
