@@ -2,6 +2,7 @@ package dev.kvrouter.httpfleet;
 
 import dev.kvrouter.common.Durations;
 import dev.kvrouter.sim.engine.EngineConfig;
+import dev.kvrouter.sim.engine.Failure;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,7 +10,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -47,8 +51,13 @@ public final class EnginesCommand implements Callable<Integer> {
     @Option(names = "--max-running", defaultValue = "32", description = "Requests an engine runs at once (default: ${DEFAULT-VALUE}).")
     int maxRunning;
 
-    @Option(names = "--engines-file", paramLabel = "FILE", description = "Write the bridge's engines file here (for './kvr bridge run').")
+    @Option(names = "--engines-file", paramLabel = "FILE", description = "Write the bridge's engines file here (for './kvr bridge --config').")
     Path enginesFile;
+
+    @Option(names = "--failures", split = ",", paramLabel = "FAILURE",
+            description = "Scheduled failures as for 'kvr sim' (kill:E@T, restart:E@T/DOWN, slow:E@T/DURATIONxFACTOR, gap:E@T/N), "
+                    + "T in seconds from the first request any engine receives. Default: none.")
+    List<String> failures = new ArrayList<>();
 
     @Option(names = "--duration", paramLabel = "DURATION", description = "Stop after this long, e.g. 90s or 10m (default: run until Ctrl-C).")
     String duration;
@@ -62,6 +71,18 @@ public final class EnginesCommand implements Callable<Integer> {
         if (capacity < 1 || prefillRate <= 0 || decodeRate <= 0 || maxRunning < 1) {
             problems.add("--capacity, --prefill-rate, --decode-rate and --max-running must be positive");
         }
+        List<Failure> scheduled = new ArrayList<>();
+        for (String f : failures) {
+            try {
+                Failure failure = Failure.parse(f);
+                if (failure.engine() >= count) {
+                    problems.add("--failures " + f + ": there is no engine " + failure.engine() + " of " + count);
+                }
+                scheduled.add(failure);
+            } catch (IllegalArgumentException e) {
+                problems.add("--failures: " + e.getMessage());
+            }
+        }
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException(String.join("; ", problems));
         }
@@ -69,6 +90,22 @@ public final class EnginesCommand implements Callable<Integer> {
                 EngineConfig.DEFAULT_PREFILL_CHUNK_TOKENS);
         long until = duration == null ? Long.MAX_VALUE : System.nanoTime() + Durations.parse(duration).toNanos();
         List<HttpEngine> engines = new ArrayList<>();
+        ScheduledExecutorService failing = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "engine-failures");
+            t.setDaemon(true);
+            return t;
+        });
+        AtomicBoolean started = new AtomicBoolean();
+        Runnable startFailures = () -> {
+            if (started.compareAndSet(false, true)) {
+                for (Failure f : scheduled) {
+                    failing.schedule(() -> {
+                        engines.get(f.engine()).fail(f);
+                        System.err.printf("kvr engines: %s on %s%n", f, engines.get(f.engine()).id());
+                    }, (long) (f.atS() * 1000), TimeUnit.MILLISECONDS);
+                }
+            }
+        };
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
         try {
@@ -76,6 +113,7 @@ public final class EnginesCommand implements Callable<Integer> {
             PrintWriter out = spec.commandLine().getOut();
             for (int i = 0; i < count; i++) {
                 HttpEngine e = HttpEngine.start(idPrefix + i, config);
+                e.onFirstRequest(startFailures);
                 engines.add(e);
                 file.append(e.bridgeEntry());
                 out.printf("%s  http://127.0.0.1:%d  events tcp://127.0.0.1:%d  replay tcp://127.0.0.1:%d%n", e.id(), e.httpPort(),
@@ -95,6 +133,7 @@ public final class EnginesCommand implements Callable<Integer> {
                 // serving until stopped
             }
         } finally {
+            failing.shutdownNow();
             engines.forEach(HttpEngine::close);
         }
         return 0;

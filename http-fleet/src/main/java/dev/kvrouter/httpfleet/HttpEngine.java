@@ -79,6 +79,10 @@ public final class HttpEngine implements AutoCloseable {
     private final HttpServer http;
     private final ThreadPoolExecutor workers;
     private volatile boolean running = true;
+    /** The engine's own state as the driver last saw it: a dead engine's metrics page fails, as its server would. */
+    private volatile boolean engineUp = true;
+    private final java.util.concurrent.atomic.AtomicBoolean firstRequest = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile Runnable onFirstRequest = () -> {};
 
     private HttpEngine(String id, EngineConfig config, int port) throws IOException {
         this.id = id;
@@ -145,6 +149,23 @@ public final class HttpEngine implements AutoCloseable {
                 + "    max-running: " + config.maxRunning() + "\n";
     }
 
+    /** Told once, when the first generation request arrives (a run's failures are timed from it). */
+    public void onFirstRequest(Runnable r) {
+        this.onFirstRequest = r;
+    }
+
+    /**
+     * A failure of the simulator's kinds, applied now on the driver thread: killed, the engine fails
+     * what it holds and every request after with 503 (which nginx retries elsewhere), its metrics page
+     * fails and its KV events stop; slowed, it prefills at a fraction of its rate; restarted, it comes
+     * back with an empty cache; a gap loses KV event batches.
+     */
+    public void fail(dev.kvrouter.sim.engine.Failure failure) {
+        if (!inbox.offer(() -> failure.applyTo(engine))) {
+            throw new IllegalStateException("engine " + id + ": the driver's queue is full; " + failure + " not applied");
+        }
+    }
+
     // ---- the driver thread -------------------------------------------------------------------
 
     private double wallMs() {
@@ -160,6 +181,7 @@ public final class HttpEngine implements AutoCloseable {
                     clock.at(Math.max(clock.nowMs(), now), r);
                 }
                 clock.runUntil(now);
+                engineUp = engine.up();
                 // Sleep until the next event is due (at most 50 ms, so close() is seen), or a request comes.
                 long waitMs = (long) Math.max(0, Math.min(clock.nextAtMs() - wallMs(), 50));
                 Runnable next = inbox.poll(waitMs, TimeUnit.MILLISECONDS);
@@ -209,6 +231,9 @@ public final class HttpEngine implements AutoCloseable {
             } catch (OpenAiRequest.Refused e) {
                 error(ex, e.status, e.getMessage());
                 return;
+            }
+            if (firstRequest.compareAndSet(false, true)) {
+                onFirstRequest.run();
             }
             long n = requests.incrementAndGet();
             String requestId = (chat ? "chatcmpl-" : "cmpl-") + id + "-" + n;
@@ -343,6 +368,10 @@ public final class HttpEngine implements AutoCloseable {
     /** vLLM's gauges, from the engine's last load (refreshed every {@link #LOAD_REFRESH_MS}). */
     private void metrics(HttpExchange ex) throws IOException {
         try (ex) {
+            if (!engineUp) {
+                error(ex, 503, "the engine is down");
+                return;
+            }
             EngineLoad load = events.lastLoad();
             long running = load == null ? 0 : load.getRunning();
             long waiting = load == null ? 0 : load.getWaiting();

@@ -31,8 +31,9 @@ public final class LoadCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--target", required = true, paramLabel = "URL", description = "The endpoint's base URL, e.g. http://127.0.0.1:8080.")
-    URI target;
+    @Option(names = "--target", required = true, paramLabel = "URL",
+            description = "An endpoint's base URL, e.g. http://127.0.0.1:8080; repeat for balancers side by side (request n goes to target n mod count).")
+    List<URI> targets;
 
     @Mixin
     WorkloadOptions stream;
@@ -67,9 +68,9 @@ public final class LoadCommand implements Callable<Integer> {
         double seconds = Durations.seconds(duration);
         SyntheticWorkload workload = new SyntheticWorkload(stream.workload(), SyntheticWorkload.Settings.defaults(seconds, stream.seed()).scaled(rateScale));
         Duration requestTimeout = Durations.parse(timeout);
-        LoadGenerator generator = new LoadGenerator(new LoadGenerator.Settings(target, model, clientHeader, classHeader, maxInFlight, requestTimeout));
+        LoadGenerator generator = new LoadGenerator(new LoadGenerator.Settings(targets, model, clientHeader, classHeader, maxInFlight, requestTimeout));
         PrintWriter console = spec.commandLine().getOut();
-        console.printf(Locale.ROOT, "kvr load: %s (seed %d, %s, rate x%.2f) to %s%n", stream.workload(), stream.seed(), duration, rateScale, target);
+        console.printf(Locale.ROOT, "kvr load: %s (seed %d, %s, rate x%.2f) to %s%n", stream.workload(), stream.seed(), duration, rateScale, targets);
         console.flush();
         List<LoadGenerator.Result> results = generator.run(workload);
         List<LoadSummary> summary = LoadSummary.of(results);

@@ -20,7 +20,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Sends a workload's requests to an OpenAI-compatible endpoint (a balancer, or one engine) at their
+ * Sends a workload's requests to OpenAI-compatible endpoints (balancers, or one engine) at their
  * arrival times on the wall clock, as clients would: {@code /v1/completions} with the prompt as
  * token ids, streamed with {@code stream_options.include_usage}, the client id and prefix class in
  * headers. Per request it records when the first event came (time to first token, as the client
@@ -32,12 +32,23 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LoadGenerator {
 
-    /** Where and how to send. */
-    public record Settings(URI target, String model, String clientHeader, String classHeader, int maxInFlight, Duration timeout) {
+    /**
+     * Where and how to send. With several targets (balancers side by side), request {@code seq} goes to
+     * target {@code seq mod n}: each balancer sees a share of every client, as behind a layer-4 spreader.
+     */
+    public record Settings(List<URI> targets, String model, String clientHeader, String classHeader, int maxInFlight, Duration timeout) {
         public Settings {
+            targets = List.copyOf(targets);
+            if (targets.isEmpty()) {
+                throw new IllegalArgumentException("at least one target");
+            }
             if (maxInFlight < 1) {
                 throw new IllegalArgumentException("maxInFlight must be at least 1, got " + maxInFlight);
             }
+        }
+
+        public Settings(URI target, String model, String clientHeader, String classHeader, int maxInFlight, Duration timeout) {
+            this(List.of(target), model, clientHeader, classHeader, maxInFlight, timeout);
         }
     }
 
@@ -111,7 +122,8 @@ public final class LoadGenerator {
         }
         body.append("],\"max_tokens\":").append(Math.max(1, r.outputTokens()))
                 .append(",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
-        HttpRequest.Builder request = HttpRequest.newBuilder(settings.target().resolve("/v1/completions")).timeout(settings.timeout())
+        URI target = settings.targets().get((int) Math.floorMod(r.seq(), (long) settings.targets().size()));
+        HttpRequest.Builder request = HttpRequest.newBuilder(target.resolve("/v1/completions")).timeout(settings.timeout())
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body.toString()));
         if (r.clientId() != null && !r.clientId().isEmpty()) {
             request.header(settings.clientHeader(), r.clientId());

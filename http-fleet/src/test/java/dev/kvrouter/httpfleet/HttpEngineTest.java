@@ -188,6 +188,28 @@ class HttpEngineTest {
         assertThat(engine.bridgeEntry()).contains("events: tcp://127.0.0.1:" + engine.eventsPort(), "max-running: 4");
     }
 
+    @Test
+    void aKilledEngineAnswers503AndItsMetricsPageFailsAsItsServerWould() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger firsts = new java.util.concurrent.atomic.AtomicInteger();
+        engine.onFirstRequest(firsts::incrementAndGet);
+        complete(body(IntStream.range(0, 32).toArray(), false, 1));
+        complete(body(IntStream.range(0, 32).toArray(), false, 1));
+        assertThat(firsts).as("told once").hasValue(1);
+        engine.fail(dev.kvrouter.sim.engine.Failure.parse("kill:0@0"));
+        HttpResponse<String> after = null;
+        for (int i = 0; i < 50 && (after == null || after.statusCode() == 200); i++) {
+            after = http.send(post("/v1/completions", body(IntStream.range(0, 32).toArray(), false, 1)), HttpResponse.BodyHandlers.ofString());
+        }
+        assertThat(after.statusCode()).isEqualTo(503);
+        HttpRequest metrics = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + engine.httpPort() + "/metrics")).build();
+        int status = 200;
+        for (int i = 0; i < 50 && status == 200; i++) {
+            status = http.send(metrics, HttpResponse.BodyHandlers.ofString()).statusCode();
+            Thread.sleep(20);
+        }
+        assertThat(status).isEqualTo(503);
+    }
+
     // --- helpers --------------------------------------------------------------------------------
 
     private String body(int[] prompt, boolean stream, int maxTokens) {
