@@ -242,11 +242,17 @@ class NginxGatewayITCase {
     void theAccessLogSaysWhatDecidedEachRequestAndWhatTheEngineReported() throws Exception {
         holds("e2");
         post("/v1/completions", completion(false), "X-Client-Id", "tenant-7", "X-Prefix-Class", "rag");
-        String streamed = "{\"model\":\"m\",\"prompt\":[1,2,3,4,5,6,7,8,9],\"stream\":true,\"stream_options\":{\"include_usage\":true}}";
-        post("/v1/completions", streamed);
+        // A stream that did not ask for usage: the gateway asks the engine for it (the cached tokens
+        // the outcome counts) and the client does not get the extra event.
+        String streamed = "{\"model\":\"m\",\"prompt\":[1,2,3,4,5,6,7,8,9],\"stream\":true}";
+        HttpResponse<String> withoutUsage = post("/v1/completions", streamed);
+        assertThat(withoutUsage.body()).contains("\"text\":\"t4\"", "data: [DONE]").doesNotContain("usage");
+        // One that asked gets it.
+        String asked = "{\"model\":\"m\",\"prompt\":[1,2,3,4,5,6,7,8,9],\"stream\":true,\"stream_options\":{\"include_usage\":true}}";
+        assertThat(post("/v1/completions", asked).body()).contains("\"cached_tokens\":8");
         Path log = nginx.prefix().resolve("logs/kvr-access.log");
-        awaitTrue(() -> lines(log).size() >= 2, "two lines in " + log);
-        List<String> last = lines(log).subList(lines(log).size() - 2, lines(log).size());
+        awaitTrue(() -> lines(log).size() >= 3, "three lines in " + log);
+        List<String> last = lines(log).subList(lines(log).size() - 3, lines(log).size());
         for (String line : last) {
             assertThat(line).contains("\"engine\":\"e2\"", "\"route\":\"view\"", "\"reason\":\"AFFINITY\"", "\"predicted_blocks\":\"2\"",
                     "\"prompt_tokens\":\"9\"", "\"cached_tokens\":\"8\"", "\"output_tokens\":\"5\"",
@@ -256,6 +262,7 @@ class NginxGatewayITCase {
         assertThat(last.get(0)).contains("\"client\":\"tenant-7\"", "\"class\":\"rag\"");
         assertThat(last.get(1)).as("the stream's first event came 100 ms before its last")
                 .containsPattern("\"request_s\":\"0\\.[4-9]");
+        assertThat(last.get(2)).containsPattern("\"request_s\":\"0\\.[4-9]");
     }
 
     private static List<String> lines(Path file) {

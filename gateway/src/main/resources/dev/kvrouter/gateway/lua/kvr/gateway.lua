@@ -157,6 +157,14 @@ function _M.access()
     else
       local request = cjson.decode(body)
       local prompt = type(request) == "table" and request.prompt
+      if type(request) == "table" and request.stream == true and request.stream_options == nil then
+        -- A stream reports the engine's usage (the cached tokens an outcome counts) only when asked:
+        -- ask for it, textually (re-encoding could turn an empty list into an object), and take the
+        -- extra event out of what the client receives (body_filter).
+        local at = body:find("{", 1, true)
+        ngx.req.set_body_data(body:sub(1, at) .. '"stream_options":{"include_usage":true},' .. body:sub(at + 1))
+        k.strip_usage = true
+      end
       if type(request) ~= "table" then
         k.why = "not_json"
       elseif request.model ~= nil and request.model ~= config.model then
@@ -338,6 +346,13 @@ function _M.body_filter()
     local tail = (k.tail or "") .. chunk
     if #tail > TAIL_BYTES then tail = tail:sub(-TAIL_BYTES) end
     k.tail = tail
+    if k.strip_usage and chunk:find('"usage"', 1, true) then
+      -- The usage event the gateway asked for (access): read above, not sent on. An event split
+      -- across two chunks goes through as it is.
+      ngx.arg[1] = chunk:gsub("data: ({[^\n]*})\n\n", function(data)
+        if data:find('"choices":%s*%[%s*%]') and data:find('"usage":%s*{') then return "" end
+      end)
+    end
   end
   if eof and k.tail then
     local usage = usage_of(k.tail)
