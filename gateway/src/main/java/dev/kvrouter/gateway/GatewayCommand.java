@@ -3,6 +3,7 @@ package dev.kvrouter.gateway;
 import dev.kvrouter.common.cli.AvroTopicsOptions;
 import dev.kvrouter.common.cli.RedisOption;
 import dev.kvrouter.common.Durations;
+import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.stack.LocalNginx;
 import java.net.URI;
 import java.nio.file.Path;
@@ -70,9 +71,10 @@ public final class GatewayCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         URI redisUrl = URI.create(redis.value());
-        if (!"redis".equals(redisUrl.getScheme())) {
-            throw new IllegalArgumentException("--redis-url: the gateway speaks to one Redis over redis://host:port (no TLS, AUTH or Cluster "
-                    + "yet: issue 36), got " + redisUrl);
+        if (!"redis".equals(redisUrl.getScheme()) && !"rediss".equals(redisUrl.getScheme()) || redisUrl.getUserInfo() != null) {
+            throw new IllegalArgumentException("--redis-url: the gateway speaks to one Redis over redis://host:port or rediss://host:port "
+                    + "(no Redis Cluster; credentials go in the client config, redis.user and redis.password), got "
+                    + RedisSecurity.redactUrl(redisUrl.toString()));
         }
         NginxGateway.Balancer balancer = NginxGateway.Balancer.of(balance);
         // Stock nginx writes no decisions: there is nothing to ship.
@@ -83,6 +85,7 @@ public final class GatewayCommand implements Callable<Integer> {
         NginxGateway gateway = NginxGateway.of(listen, engines, redisUrl.getHost(), redisUrl.getPort(), model).withKeyPrefix(keyPrefix)
                 .withChunkTokens(chunkTokens).withHold(Durations.parse(hold)).withWorkers(workers).withBalancer(balancer);
         Path prefix = dir.toAbsolutePath();
+        gateway = gateway.withRedisAccess(redisAccess(topics.clientConfig.load().redis(), "rediss".equals(redisUrl.getScheme()), prefix));
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
         long until = duration == null ? Long.MAX_VALUE : System.nanoTime() + Durations.parse(duration).toNanos();
@@ -106,6 +109,27 @@ public final class GatewayCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /**
+     * The client config's Redis settings as the Lua library takes them. The password goes to an
+     * owner-only file under the gateway's directory, which nginx reads once when it starts: it is on
+     * no command line and in no configuration file.
+     */
+    static NginxGateway.RedisAccess redisAccess(Map<String, String> settings, boolean tlsByUrl, Path prefix) throws java.io.IOException {
+        RedisSecurity security = RedisSecurity.fromConfig(settings);
+        Path passwordFile = null;
+        if (security.password() != null) {
+            Path secrets = java.nio.file.Files.createDirectories(prefix.resolve("secrets"));
+            passwordFile = secrets.resolve("redis-password");
+            java.nio.file.Files.deleteIfExists(passwordFile);
+            java.nio.file.Files.createFile(passwordFile, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+            java.nio.file.Files.writeString(passwordFile, security.password());
+        }
+        String ca = settings.get(RedisSecurity.CA_LOCATION);
+        return new NginxGateway.RedisAccess(security.user(), passwordFile, security.tls() || tlsByUrl, ca == null || ca.isBlank() ? null : Path.of(ca),
+                !"none".equals(security.verify()), "full".equals(security.verify()));
     }
 
     public static void main(String[] args) {

@@ -36,10 +36,46 @@ import java.util.regex.Pattern;
  * @param workers        nginx worker processes
  * @param readTimeout    how long nginx waits between two reads from an engine
  * @param balancer       what picks the engine: the view, or one of nginx's own balancers (for comparison)
+ * @param redisAccess    how the Lua library reaches Redis: plaintext, or AUTH and TLS
  */
 public record NginxGateway(int listenPort, Map<String, String> engines, String redisHost, int redisPort, Duration redisTimeout,
                            String keyPrefix, String model, int chunkTokens, Duration maxViewAge, Duration hold,
-                           String clientHeader, String classHeader, long maxBodyBytes, int workers, Duration readTimeout, Balancer balancer) {
+                           String clientHeader, String classHeader, long maxBodyBytes, int workers, Duration readTimeout, Balancer balancer,
+                           RedisAccess redisAccess) {
+
+    /**
+     * How the Lua library reaches Redis (the client config's {@code redis.*} settings, README
+     * "Security"): an ACL user and the file holding its password (read once when nginx starts, so it
+     * is in no configuration file), TLS with the certificates to trust as PEM, and whether the server's
+     * certificate is checked.
+     *
+     * @param user          the ACL user; null: AUTH with the password alone (the default user), or no AUTH
+     * @param passwordFile  a file holding the password; null: no AUTH
+     * @param tls           TLS to Redis
+     * @param caFile        PEM certificates to trust (nginx's {@code lua_ssl_trusted_certificate}); null: none
+     * @param verify        check the server's certificate against them
+     * @param checkHost     and check that it names the Redis host ({@code redis.ssl.verify=full}). nginx checks host
+     *                      names, not addresses: the loopback address is checked as {@code localhost}, and another
+     *                      address needs Redis given by name, or {@code redis.ssl.verify=ca}
+     */
+    public record RedisAccess(String user, Path passwordFile, boolean tls, Path caFile, boolean verify, boolean checkHost) {
+        /** Plaintext, no AUTH. */
+        public static final RedisAccess PLAIN = new RedisAccess(null, null, false, null, false, false);
+
+        List<String> problems() {
+            List<String> problems = new ArrayList<>();
+            if (user != null && passwordFile == null) {
+                problems.add("Redis user " + user + " without a password file");
+            }
+            if (tls && verify && caFile == null) {
+                problems.add("Redis TLS with verification needs the certificates to trust as PEM (redis.ssl.ca.location)");
+            }
+            if (checkHost && !verify) {
+                problems.add("Redis TLS: the host is checked only with the certificate verified");
+            }
+            return problems;
+        }
+    }
 
     /**
      * What picks the engine. {@code VIEW}: the Lua library and the view ({@code nginx.conf.template}).
@@ -124,6 +160,15 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
         if (balancer == null) {
             problems.add("balancer: view, round-robin, least-conn or client-hash");
         }
+        if (redisAccess == null) {
+            problems.add("Redis access: plaintext, or AUTH and TLS");
+        } else {
+            problems.addAll(redisAccess.problems());
+            if (redisAccess.tls() && redisAccess.checkHost() && redisHost.matches("[0-9.]+|\\[?[0-9a-fA-F:]+]?") && !tlsHostName(redisHost).equals("localhost")) {
+                problems.add("Redis TLS checks the certificate's host name and nginx checks names, not addresses: give Redis by name "
+                        + "instead of " + redisHost + ", or set redis.ssl.verify=ca");
+            }
+        }
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("the gateway's configuration has " + problems.size() + " problem(s):\n  "
                     + String.join("\n  ", problems));
@@ -134,38 +179,49 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
     public static NginxGateway of(int listenPort, Map<String, String> engines, String redisHost, int redisPort, String model) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, Duration.ofMillis(50), ViewLayout.DEFAULT_KEY_PREFIX, model,
                 ViewLayout.DEFAULT_CHUNK_TOKENS, Duration.ofSeconds(2), Duration.ZERO, "X-Client-Id", "X-Prefix-Class", 8L << 20, 1,
-                Duration.ofMinutes(10), Balancer.VIEW);
+                Duration.ofMinutes(10), Balancer.VIEW, RedisAccess.PLAIN);
     }
 
     public NginxGateway withKeyPrefix(String prefix) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, prefix, model, chunkTokens, maxViewAge, hold,
-                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer);
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, redisAccess);
     }
 
     public NginxGateway withChunkTokens(int tokens) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, tokens, maxViewAge, hold,
-                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer);
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, redisAccess);
     }
 
     public NginxGateway withHold(Duration h) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, h,
-                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer);
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, redisAccess);
     }
 
     public NginxGateway withMaxBodyBytes(long bytes) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
-                clientHeader, classHeader, bytes, workers, readTimeout, balancer);
+                clientHeader, classHeader, bytes, workers, readTimeout, balancer, redisAccess);
     }
 
     /** Stock nginx balancing instead of the view, for comparison. */
     public NginxGateway withBalancer(Balancer b) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
-                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, b);
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, b, redisAccess);
+    }
+
+    public NginxGateway withListenPort(int port) {
+        return new NginxGateway(port, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, redisAccess);
+    }
+
+    /** AUTH and TLS to Redis. */
+    public NginxGateway withRedisAccess(RedisAccess access) {
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, access);
     }
 
     public NginxGateway withWorkers(int n) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
-                clientHeader, classHeader, maxBodyBytes, n, readTimeout, balancer);
+                clientHeader, classHeader, maxBodyBytes, n, readTimeout, balancer, redisAccess);
     }
 
     /**
@@ -197,6 +253,9 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
         values.put("modules", modules.toString());
         values.put("lua", lua.toString());
         values.put("gateway_config", luaConfig());
+        values.put("lua_ssl", redisAccess.tls() && redisAccess.caFile() != null
+                ? "lua_ssl_trusted_certificate " + redisAccess.caFile().toAbsolutePath() + ";\n    lua_ssl_verify_depth 3;"
+                : "# (no TLS to Redis)");
         return fill("nginx.conf.template", values);
     }
 
@@ -214,6 +273,11 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
         return out.toString();
     }
 
+    /** The name the Redis certificate must carry: nginx checks names, so the loopback address is checked as localhost. */
+    private static String tlsHostName(String host) {
+        return host.equals("127.0.0.1") || host.equals("::1") || host.equals("[::1]") ? "localhost" : host;
+    }
+
     /** The configuration kvr.gateway's configure() takes, as a Lua table. */
     String luaConfig() {
         StringBuilder engineList = new StringBuilder();
@@ -222,7 +286,11 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
         return "{model = " + lua(model) + ", key_prefix = " + lua(keyPrefix) + ", chunk_tokens = " + chunkTokens
                 + ", max_view_age_ms = " + maxViewAge.toMillis() + ", hold_ms = " + hold.toMillis()
                 + ", client_header = " + lua(clientHeader) + ", class_header = " + lua(classHeader)
-                + ", redis = {host = " + lua(redisHost) + ", port = " + redisPort + ", timeout_ms = " + redisTimeout.toMillis() + "}"
+                + ", redis = {host = " + lua(redisHost) + ", port = " + redisPort + ", timeout_ms = " + redisTimeout.toMillis()
+                + (redisAccess.user() == null ? "" : ", user = " + lua(redisAccess.user()))
+                + (redisAccess.passwordFile() == null ? "" : ", password_file = " + lua(redisAccess.passwordFile().toAbsolutePath().toString()))
+                + (redisAccess.tls() ? ", tls = true, verify = " + redisAccess.verify() : "")
+                + (redisAccess.tls() && redisAccess.checkHost() ? ", server_name = " + lua(tlsHostName(redisHost)) : "") + "}"
                 + ", engines = {" + engineList + "}}";
     }
 

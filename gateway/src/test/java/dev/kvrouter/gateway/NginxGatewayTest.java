@@ -17,13 +17,15 @@ class NginxGatewayTest {
     @Test
     void everyProblemIsReportedAtOnce() {
         assertThatThrownBy(() -> new NginxGateway(0, Map.of("a,b", "nowhere"), "127.0.0.1", 6379, Duration.ZERO, "kvr{x}:", "", 0,
-                Duration.ofSeconds(2), Duration.ofMinutes(11), "X-Client-Id", "Bad Header", 10, 0, Duration.ofMinutes(1), null))
+                Duration.ofSeconds(2), Duration.ofMinutes(11), "X-Client-Id", "Bad Header", 10, 0, Duration.ofMinutes(1), null,
+                new NginxGateway.RedisAccess("kvr", null, true, null, true, true)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("the gateway's configuration has 12 problem(s)")
+                .hasMessageStartingWith("the gateway's configuration has 14 problem(s)")
                 .hasMessageContaining("listen port").hasMessageContaining("engine id 'a,b'").hasMessageContaining("host:port, got 'nowhere'")
                 .hasMessageContaining("Redis timeout").hasMessageContaining("key prefix").hasMessageContaining("model")
                 .hasMessageContaining("chunk tokens").hasMessageContaining("hold").hasMessageContaining("'Bad Header'")
-                .hasMessageContaining("max body").hasMessageContaining("workers").hasMessageContaining("balancer");
+                .hasMessageContaining("max body").hasMessageContaining("workers").hasMessageContaining("balancer")
+                .hasMessageContaining("Redis user kvr without a password file").hasMessageContaining("redis.ssl.ca.location");
     }
 
     @Test

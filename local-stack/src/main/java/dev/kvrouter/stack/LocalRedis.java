@@ -16,6 +16,7 @@ public final class LocalRedis implements AutoCloseable {
 
     private final Path dir;
     private final int port;
+    private StackSecurity security;
     private Process process;
 
     private LocalRedis(Path dir, int port) {
@@ -24,9 +25,22 @@ public final class LocalRedis implements AutoCloseable {
     }
 
     public static LocalRedis start(Path dir) {
+        return start(dir, false);
+    }
+
+    /**
+     * As the secure stack's Redis: TLS only, one ACL user, the default user off; {@link #clientConfig()}
+     * holds the settings to reach it.
+     */
+    public static LocalRedis startSecure(Path dir) {
+        return start(dir, true);
+    }
+
+    private static LocalRedis start(Path dir, boolean secure) {
         LocalRedis redis = new LocalRedis(dir, Ports.free());
         try {
             Files.createDirectories(dir);
+            redis.security = secure ? StackSecurity.create(dir) : null;
             redis.startServer();
             return redis;
         } catch (IOException e) {
@@ -39,6 +53,19 @@ public final class LocalRedis implements AutoCloseable {
 
     private void startServer() {
         Path redisServer = RedisServer.ensureExecutable(System.err);
+        if (security != null) {
+            try {
+                // RedisServer keeps its files under dir/redis and its log under dir/logs, as the stack's.
+                Files.createDirectories(dir.resolve("redis"));
+                Files.createDirectories(dir.resolve("logs"));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            process = RedisServer.start(dir, redisServer, port, security);
+            Processes.awaitAnswering(process, () -> RedisServer.answers("127.0.0.1", port, security), Duration.ofSeconds(30),
+                    "redis-server (TLS) on port " + port, dir.resolve("logs").resolve("redis.log"));
+            return;
+        }
         process = Processes.startDetached(List.of(redisServer.toString(), "--port", Integer.toString(port),
                 "--bind", "127.0.0.1", "--dir", dir.toString(), "--save", "", "--appendonly", "no"), dir, dir.resolve("redis.log"));
         Processes.awaitAnswering(process, () -> RedisServer.answers("127.0.0.1", port), Duration.ofSeconds(30),
@@ -68,7 +95,12 @@ public final class LocalRedis implements AutoCloseable {
     }
 
     public String url() {
-        return "redis://127.0.0.1:" + port;
+        return (security == null ? "redis://" : "rediss://") + "127.0.0.1:" + port;
+    }
+
+    /** The client config of a secure Redis ({@code redis.*}: user, password by file, TLS, trust stores); null for a plain one. */
+    public Path clientConfig() {
+        return security == null ? null : security.clientConfig();
     }
 
     @Override

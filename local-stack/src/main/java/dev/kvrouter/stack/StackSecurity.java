@@ -174,6 +174,7 @@ final class StackSecurity {
                 "redis.ssl=true",
                 "redis.ssl.truststore.location=" + s.truststore(),
                 "redis.ssl.truststore.password=" + store,
+                "redis.ssl.ca.location=" + s.caCertificate(),
                 "");
     }
 

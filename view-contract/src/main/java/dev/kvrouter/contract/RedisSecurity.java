@@ -37,8 +37,13 @@ public record RedisSecurity(String user, String password, boolean tls, String tr
     public static final String TRUSTSTORE_LOCATION = "redis.ssl.truststore.location";
     public static final String TRUSTSTORE_PASSWORD = "redis.ssl.truststore.password";
     public static final String VERIFY = "redis.ssl.verify";
+    /**
+     * The certificates to trust as a PEM file, for clients that do not read Java trust stores (the
+     * nginx gateway); Java clients take the trust store and ignore it.
+     */
+    public static final String CA_LOCATION = "redis.ssl.ca.location";
 
-    private static final List<String> KEYS = List.of(USER, PASSWORD, SSL, TRUSTSTORE_LOCATION, TRUSTSTORE_PASSWORD, VERIFY);
+    private static final List<String> KEYS = List.of(USER, PASSWORD, SSL, TRUSTSTORE_LOCATION, TRUSTSTORE_PASSWORD, VERIFY, CA_LOCATION);
     private static final RedisSecurity NONE = new RedisSecurity(null, null, false, null, null, "full");
 
     /** No credentials, no TLS. */
@@ -65,6 +70,10 @@ public record RedisSecurity(String user, String password, boolean tls, String tr
         String truststore = blankToNull(config.get(TRUSTSTORE_LOCATION));
         if (truststore != null && !Files.isReadable(Path.of(truststore))) {
             problems.add(TRUSTSTORE_LOCATION + ": cannot read " + truststore);
+        }
+        String ca = blankToNull(config.get(CA_LOCATION));
+        if (ca != null && !Files.isReadable(Path.of(ca))) {
+            problems.add(CA_LOCATION + ": cannot read " + ca);
         }
         String verify = config.getOrDefault(VERIFY, "full").trim().toLowerCase(Locale.ROOT);
         if (!List.of("full", "ca", "none").contains(verify)) {

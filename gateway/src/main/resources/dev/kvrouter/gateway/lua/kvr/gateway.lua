@@ -67,6 +67,15 @@ function _M.configure(given)
   need(c.hold_poll_ms > 0, "hold_poll_ms: > 0")
   need(not c.key_prefix:find("[{}]"), "key_prefix: no braces (they make Redis Cluster hash tags)")
   need(c.redis.timeout_ms > 0, "redis.timeout_ms: > 0")
+  if c.redis.password_file then
+    -- The password stays out of nginx's configuration: read once, here, from an owner-only file.
+    local f, ferr = io.open(c.redis.password_file, "r")
+    need(f ~= nil, "redis.password_file: cannot read " .. tostring(c.redis.password_file) .. ": " .. tostring(ferr))
+    if f then
+      c.redis.password = f:read("*a"):gsub("[\r\n]+$", "")
+      f:close()
+    end
+  end
   if #problems > 0 then error("kvr.gateway: the configuration has " .. #problems .. " problem(s):\n  " .. concat(problems, "\n  "), 0) end
   config = c
   engines_by_id, engine_ids = {}, {}
@@ -193,7 +202,9 @@ function _M.access()
     k.packed = packed
     local conn, err = resp.connect(config.redis)
     if not conn then
-      k.why = err:find("timeout") and "redis_timeout" or "redis_away"
+      -- (resp.connect names a refused AUTH "auth: ..." and a failed handshake "tls: ...")
+      k.why = (err:find("^auth") and "redis_auth") or (err:find("^tls") and "redis_tls")
+          or (err:find("timeout") and "redis_timeout") or "redis_away"
       log(WARN, "kvr: routing on load alone, Redis: ", err)
     else
       local meta, engines, group1, group_rest, classes, res = keys(packed)

@@ -45,7 +45,8 @@ function _M.connect(o)
   local reused = sock:getreusedtimes()
   if reused == 0 then
     if o.tls then
-      ok, err = sock:sslhandshake(nil, o.server_name or o.host, o.verify ~= false)
+      -- server_name: the name the certificate must carry (and SNI); none: the chain is checked, not the name.
+      ok, err = sock:sslhandshake(nil, o.server_name, o.verify ~= false)
       if not ok then
         sock:close()
         return nil, "tls: " .. tostring(err)
