@@ -168,16 +168,66 @@ class EngineTrackerTest {
         harness.processElement1(batch(0, stored(0, 3, 16)), 0);
         assertThat(harness.numKeyedStateEntries()).isPositive();
 
-        harness.setProcessingTime(5_000);
-        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.SUSPECT);
-        harness.setProcessingTime(15_000);
-        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.DEAD);
+        // e1 falls silent while e2 keeps reporting: the fleet is heard, e1 is not.
+        talk("e2", 1_000, 5_000);
+        assertThat(lastStatusOf("e1").currentHealth).isEqualTo(EngineHealth.SUSPECT);
+        talk("e2", 6_000, 15_000);
+        assertThat(lastStatusOf("e1").currentHealth).isEqualTo(EngineHealth.DEAD);
         List<LocationUpdate> out = harness.extractOutputValues();
         assertThat(out.subList(3, out.size())).hasSize(3).allSatisfy(u -> {
             assertThat(u.stored).isFalse();
             assertThat(u.cause).isEqualTo("engine-dead");
         });
-        harness.setProcessingTime(75_000);
+        talk("e2", 16_000, 75_000);
+        harness.setProcessingTime(75_000 + 75_000); // e2 falls silent too, long past engine.stall-limit's default
+        assertThat(harness.numKeyedStateEntries()).isZero();
+        assertThat(harness.numProcessingTimeTimers()).isZero();
+    }
+
+    /**
+     * When every engine goes silent at once the job's input stalled (a Kafka outage, a long Redis
+     * failover), not the fleet: no engine is suspect or dead for it, entries stay, and when input
+     * comes back every engine is as it was.
+     */
+    @Test
+    void aStallOfTheJobsInputForTwiceDeadAfterLeavesEveryEngineAndEntry() throws Exception {
+        open(TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s"));
+        harness.processElement2(load(0, 1), 0);
+        harness.processElement1(batch(0, stored(0, 3, 16)), 0);
+        harness.processElement2(loadOf("e2"), 0);
+        int entries = harness.numKeyedStateEntries();
+
+        harness.setProcessingTime(30_000);
+        assertThat(statuses()).extracting(st -> st.currentHealth).doesNotContain(EngineHealth.SUSPECT, EngineHealth.DEAD);
+        assertThat(harness.extractOutputValues()).allSatisfy(u -> assertThat(u.stored).isTrue());
+        assertThat(harness.numKeyedStateEntries()).isEqualTo(entries);
+
+        // Input is back: both report, and both are ready at once.
+        harness.processElement2(load(0, 1), 30_000);
+        harness.processElement2(loadOf("e2"), 30_000);
+        assertThat(lastStatusOf("e1").currentHealth).isEqualTo(EngineHealth.READY);
+        assertThat(lastStatusOf("e2").currentHealth).isEqualTo(EngineHealth.READY);
+        // And from then on a silent engine is judged as ever: e1 silent while e2 talks.
+        talk("e2", 31_000, 45_000);
+        assertThat(lastStatusOf("e1").currentHealth).isEqualTo(EngineHealth.DEAD);
+    }
+
+    /** Bounded: silent past engine.stall-limit, a fleet that really died (engines and all) leaves the view. */
+    @Test
+    void everyEngineSilentPastTheStallLimitIsAFleetThatDiedAndLeavesTheView() throws Exception {
+        open(TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s", "engine.stall-limit", "60 s",
+                "engine.forget-after", "60 s"));
+        harness.processElement2(load(0, 1), 0);
+        harness.processElement1(batch(0, stored(0, 3, 16)), 0);
+        harness.processElement2(loadOf("e2"), 0);
+
+        harness.setProcessingTime(59_000);
+        assertThat(statuses()).extracting(st -> st.currentHealth).doesNotContain(EngineHealth.DEAD);
+        harness.setProcessingTime(61_000);
+        assertThat(lastStatusOf("e1").currentHealth).isEqualTo(EngineHealth.DEAD);
+        assertThat(lastStatusOf("e2").currentHealth).isEqualTo(EngineHealth.DEAD);
+        assertThat(harness.extractOutputValues()).filteredOn(u -> !u.stored).hasSize(3);
+        harness.setProcessingTime(200_000);
         assertThat(harness.numKeyedStateEntries()).isZero();
         assertThat(harness.numProcessingTimeTimers()).isZero();
     }
@@ -338,11 +388,11 @@ class EngineTrackerTest {
         assertThat(statuses()).as("no status: the engine is judged from now on").isEmpty();
         harness.setProcessingTime(62_000);
         harness.processElement2(load(0, 1), 62_000);
-        harness.setProcessingTime(62_000 + 4_999);
-        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.READY);
-        // Silent since its report after the restore: suspect after engine.suspect-after, as ever.
-        harness.setProcessingTime(62_000 + 5_000);
-        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.SUSPECT);
+        talk("e2", 62_000, 62_000 + 4_999);
+        assertThat(lastStatusOf("e1").currentHealth).isEqualTo(EngineHealth.READY);
+        // Silent since its report after the restore, while e2 talks: suspect after engine.suspect-after, as ever.
+        talk("e2", 62_000 + 5_000, 62_000 + 5_000);
+        assertThat(lastStatusOf("e1").currentHealth).isEqualTo(EngineHealth.SUSPECT);
     }
 
     @Test
@@ -403,6 +453,25 @@ class EngineTrackerTest {
     private static EngineLoad loadWithUsage(long used, long capacity, int waiting, int running) {
         return EngineLoad.newBuilder().setEngineId("e1").setModel(MODEL).setTsMs(0).setWaiting(waiting).setRunning(running)
                 .setKvBlocksUsed(used).setKvBlocksCapacity(capacity).setLifecycle(EngineLifecycle.READY).build();
+    }
+
+    /** Engine {@code engine}'s load reports every second from {@code fromMs} to {@code toMs}, the clock with them. */
+    private void talk(String engine, long fromMs, long toMs) throws Exception {
+        for (long t = fromMs; t <= toMs; t += 1_000) {
+            harness.setProcessingTime(t);
+            harness.processElement2(loadOf(engine), t);
+        }
+        harness.setProcessingTime(toMs);
+    }
+
+    private static EngineLoad loadOf(String engine) {
+        return EngineLoad.newBuilder().setEngineId(engine).setModel(MODEL).setTsMs(0).setWaiting(0).setRunning(0)
+                .setKvBlocksUsed(0).setKvBlocksCapacity(1000).setLifecycle(EngineLifecycle.READY).build();
+    }
+
+    private EngineStatus lastStatusOf(String engine) {
+        List<EngineStatus> s = statuses().stream().filter(st -> st.engine.equals(engine)).toList();
+        return s.get(s.size() - 1);
     }
 
     private List<EngineStatus> statuses() {
