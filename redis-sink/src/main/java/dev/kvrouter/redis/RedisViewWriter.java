@@ -60,6 +60,10 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
     private final Histogram freshnessMs;
     /** One batch, sent to acknowledged (retries included). */
     private final Histogram batchLatencyMs;
+    /** When the last engine report was written (wall clock); 0 before the first. */
+    private long reportedAtMs;
+    /** The freshness last put in the meta key. */
+    private long stampedMs;
     private volatile long lastFlushMs;
     private volatile long lastFlushWrites;
 
@@ -108,6 +112,11 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
     @Override
     public void write(ViewWrite element, Context context) throws IOException, InterruptedException {
         writesIn.inc();
+        if (element.kind == ViewWrite.Kind.ENGINE) {
+            // An engine's report came through the job: data flows. The job's own clock (expiries, a
+            // stalled input's timers) writes blocks, never engines, so it does not make the view fresh.
+            reportedAtMs = System.currentTimeMillis();
+        }
         maxEventTimeMs = Math.max(maxEventTimeMs, element.eventTimeMs);
         if (pending.put(new FieldKey(element.kind, element.tag, element.field), element) != null) {
             writesCoalesced.inc();
@@ -214,7 +223,14 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
 
     private List<RedisFuture<?>> sendMeta(long now) {
         Map<String, String> meta = new LinkedHashMap<>();
-        meta.put("updated_ms", Long.toString(now));
+        // The view's freshness: when an engine's report last came through, stamped only when a newer
+        // one did (another writer's newer stamp is never overwritten with this one's older one). With
+        // no report (the job's input stalled) it stays, the view ages past what balancers trust, and
+        // the TTLs below still keep its keys for when input returns.
+        if (reportedAtMs > stampedMs) {
+            meta.put("updated_ms", Long.toString(reportedAtMs));
+            stampedMs = reportedAtMs;
+        }
         meta.put("watermark_ms", Long.toString(maxEventTimeMs));
         meta.putAll(options.metaFields());
         List<RedisFuture<?>> f = new ArrayList<>();

@@ -132,6 +132,12 @@ public final class KvRouterJobOptions {
     public static final Declared<Duration> DEAD_AFTER = declare(ConfigOptions.key("engine.dead-after").durationType()
             .defaultValue(Duration.ofSeconds(15)).withDescription("Silence after which an engine is dead: its entries leave the view."),
             atLeast(Duration.ofMillis(100)));
+    public static final Declared<Duration> STALL_LIMIT = declare(ConfigOptions.key("engine.stall-limit").durationType()
+            .defaultValue(Duration.ofMinutes(10)).withDescription("When every engine a task follows falls silent at once, the job's "
+                    + "input stalled (a Kafka or registry outage), not the fleet: no engine is suspect or dead for it, and the view keeps "
+                    + "its entries (its age tells balancers to trust it no more). Past this much silence of them all, the fleet is taken "
+                    + "for dead and its entries leave the view."),
+            atLeast(Duration.ofMillis(100)));
     public static final Declared<Duration> FORGET_AFTER = declare(ConfigOptions.key("engine.forget-after").durationType()
             .defaultValue(Duration.ofMinutes(10)).withDescription("How long a dead engine's record is kept before its state is cleared."),
             atLeast(Duration.ZERO));

@@ -52,6 +52,14 @@ import org.apache.flink.util.OutputTag;
  * <p>Silence is measured from the engine's last sign of life or from when this task (re)started,
  * whichever is later: after a restore, the job's own downtime is not the engines' silence, and no
  * engine is judged silent before engine.suspect-after has passed since the job resumed reading.
+ *
+ * <p>And it is measured against the other engines: an engine is silent for as long as the others were
+ * heard without it. When this task hears from no engine at all for engine.suspect-after, its input
+ * stalled (a Kafka or registry outage, back-pressure from a Redis failover), not the fleet: silences
+ * stop growing, no engine turns suspect or dead, entries stay (the view's age, which the sink stamps
+ * only when data flows, tells balancers to stop trusting it). Bounded: past engine.stall-limit of
+ * silence from every engine, the fleet is taken for dead and judged by the clock again. Each task
+ * judges the engines it follows (with parallelism above 1, those of its key group).
  */
 public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventBatch, EngineLoad, LocationUpdate> {
 
@@ -78,6 +86,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     private final double learningRate;
     private final long suspectAfterMs;
     private final long deadAfterMs;
+    private final long stallLimitMs;
     private final long forgetAfterMs;
     private final int queueCap;
     private final int maxBlocks;
@@ -96,6 +105,8 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     private transient Counter lostBatches;
     /** When this task started or was restored (processing time), set at its first element or timer; -1 before. */
     private transient long resumedAtMs;
+    /** When this task last heard from any engine (processing time); -1 before the first. */
+    private transient long heardAtMs;
 
     public EngineTracker(ViewSettings view, EngineSettings engines) {
         this.chunkTokens = view.chunkTokens();
@@ -105,6 +116,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         this.learningRate = engines.residencyLearningRate();
         this.suspectAfterMs = engines.suspectAfter().toMillis();
         this.deadAfterMs = engines.deadAfter().toMillis();
+        this.stallLimitMs = engines.stallLimit().toMillis();
         this.forgetAfterMs = engines.forgetAfter().toMillis();
         this.queueCap = engines.queueCap();
         this.maxBlocks = engines.maxBlocks();
@@ -136,12 +148,14 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         gaps = metrics.counter("kvr_sequence_gaps_total");
         lostBatches = metrics.counter("kvr_batches_lost_total");
         resumedAtMs = -1;
+        heardAtMs = -1;
     }
 
     @Override
     public void processElement1(KvEventBatch batch, Context ctx, Collector<LocationUpdate> out) throws Exception {
         long now = ctx.timerService().currentProcessingTime();
         resumed(now);
+        heardAtMs = now;
         String engine = ctx.getCurrentKey();
         EngineHealthState h = state();
         if (h.lastSeq >= 0 && batch.getSeq() <= h.lastSeq && batch.getTsMs() <= h.lastBatchTsMs) {
@@ -188,6 +202,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     public void processElement2(EngineLoad load, Context ctx, Collector<LocationUpdate> out) throws Exception {
         long now = ctx.timerService().currentProcessingTime();
         resumed(now);
+        heardAtMs = now;
         EngineHealthState h = state();
         h.waiting = load.getWaiting();
         h.running = load.getRunning();
@@ -435,7 +450,11 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         // Timers restored from a checkpoint fire late, all at once: the engine's silence counts from
         // its last sign of life or from the job's resumption, whichever is later.
         long lastSign = Math.max(h.lastSeenMs, resumedAtMs);
-        long silence = timestamp - lastSign;
+        // Heard from no engine for suspect-after, and not yet for stall-limit: the input stalled, not
+        // the fleet. The engine's silence is only what the others were heard without it.
+        long heard = Math.max(heardAtMs, resumedAtMs);
+        boolean stalled = timestamp - heard >= suspectAfterMs && timestamp - heard < stallLimitMs;
+        long silence = (stalled ? heard : timestamp) - lastSign;
         long next;
         if (h.currentHealth == EngineHealth.DEAD) {
             if (silence >= deadAfterMs + forgetAfterMs) {
@@ -459,6 +478,11 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
                 announce(h, h.currentHealth, "in sync again: the entries from before the lost batches expired", timestamp, ctx);
             }
             next = lastSign + suspectAfterMs;
+        }
+        if (stalled) {
+            // Timer path while stalled: nothing can change until input returns or the stall reaches
+            // its limit; look again a suspect-after from now (the schedule above may lie in the past).
+            next = Math.min(timestamp + suspectAfterMs, heard + stallLimitMs);
         }
         if (h.unsyncedUntilMs > 0) {
             next = Math.min(next, Math.max(h.unsyncedUntilMs, timestamp + 1));

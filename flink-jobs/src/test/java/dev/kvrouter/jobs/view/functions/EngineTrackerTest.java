@@ -163,7 +163,8 @@ class EngineTrackerTest {
 
     @Test
     void aSilentEngineGoesSuspectThenDeadLosingItsEntriesThenIsForgottenWithNoStateOrTimerLeft() throws Exception {
-        open(TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s", "engine.forget-after", "60 s"));
+        open(TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s", "engine.forget-after", "60 s",
+                "engine.stall-limit", "30 s"));
         harness.processElement2(load(0, 1), 0);
         harness.processElement1(batch(0, stored(0, 3, 16)), 0);
         assertThat(harness.numKeyedStateEntries()).isPositive();
@@ -179,7 +180,7 @@ class EngineTrackerTest {
             assertThat(u.cause).isEqualTo("engine-dead");
         });
         talk("e2", 16_000, 75_000);
-        harness.setProcessingTime(75_000 + 75_000); // e2 falls silent too, long past engine.stall-limit's default
+        harness.setProcessingTime(200_000); // e2 falls silent too: past the stall limit it is dead, then forgotten
         assertThat(harness.numKeyedStateEntries()).isZero();
         assertThat(harness.numProcessingTimeTimers()).isZero();
     }
