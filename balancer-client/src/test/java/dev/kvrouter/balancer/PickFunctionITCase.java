@@ -766,6 +766,23 @@ class PickFunctionITCase {
     }
 
     @Test
+    void waitingForASlotOnAFullHolderEvictsNothingTheRunCountsWhole(StackAddresses stack) {
+        // 16 tokens/s: a block is a second; the 4-block prompt is 12 s cold anywhere (weight 3). e1 holds it,
+        // its blocks live 2 s, and its one slot is taken by a request that ends in about 5 s; nothing is queued
+        // to prefill there. A full engine admits no one until a request ends, so nothing evicts the run while
+        // the request waits: 5 s there against 12 s elsewhere, and the whole run saved.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        holdWholePrompt("e1");
+        redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 1, 500, 2_000, 1, false, now, EngineEntry.BOTH, 1, 0, 5_000)
+                .encode());
+        try (KvRouterClient looking = new KvRouterClient(options(stack.redisUrl()).observing())) {
+            Pick full = pick(looking, chain);
+            assertThat(full).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason).containsExactly("e1", 4, "AFFINITY");
+            assertThat(full.saving().prefillMs()).as("the whole run's 4 s").isBetween(3_990.0, 4_000.0);
+        }
+    }
+
+    @Test
     void aClassIsNeverJudgedByItsHitRateTheFirstRequestAHolderCanServeGoesThere() {
         // Nothing about a class is kept between picks: after any number of cold requests of a class (a low hit
         // rate), the first one whose prompt a holder has goes there; no class policy in Redis, none needed.

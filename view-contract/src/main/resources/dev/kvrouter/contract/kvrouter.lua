@@ -649,14 +649,15 @@ local function decide(h, n, class, max_age, match)
     return start
   end
 
-  -- The share of an engine's run still cached when the request's own prefill starts there, after
-  -- the wait w: the view's model of a block's life (confidence exp(-age/tau)) carried over the
-  -- wait. The prefill queued ahead stores other prompts' blocks first; where caches are a few
-  -- prompts deep that evicts the run before the request reaches it, and the request recomputes it
-  -- all behind that queue (BENCHMARKS.md, "Robust affinity": cache pressure). Deep caches have a
-  -- tau of minutes: there it is 1 for any wait worth a holder.
-  local function kept(id, w)
-    return math.exp(-w / math.max(1, engines[id].tau))
+  -- The share of an engine's run still cached when the request's own prefill starts there: the
+  -- view's model of a block's life (confidence exp(-age/tau)) carried over the prefill queued ahead
+  -- of it. That prefill stores other prompts' blocks first; where caches are a few prompts deep it
+  -- evicts the run before the request reaches it, and the request recomputes it all behind that
+  -- queue (BENCHMARKS.md, "Robust affinity": cache pressure). Waiting for a slot stores nothing (a
+  -- full engine admits no one until a request ends), so only the queued prefill counts, not the
+  -- whole wait. Deep caches have a tau of minutes: there it is 1 for any queue worth a holder.
+  local function kept(id)
+    return math.exp(-(h.backlog[id] or 0) / math.max(1, engines[id].tau))
   end
 
   -- Disaggregated serving: the least loaded decode engine that is ready and not hot (else the least
@@ -685,8 +686,8 @@ local function decide(h, n, class, max_age, match)
     local outcome, tokens, saved_ms = 'COLD', 0, 0
     local rate = engines[result[1]] and engines[result[1]].rate or h.prefill_rate
     if result[2] > 0 then
-      -- What it is expected to save: the run as far as it outlasts the wait (kept).
-      outcome, tokens = 'HIT', math.floor(result[2] * h.chunk * kept(result[1], wait(result[1])) + 0.5)
+      -- What it is expected to save: the run as far as it outlasts the prefill queued ahead (kept).
+      outcome, tokens = 'HIT', math.floor(result[2] * h.chunk * kept(result[1]) + 0.5)
       if rate then saved_ms = tokens / rate * 1000 end
     elseif best_depth > 0 and h.kv_bytes and rate and h.fabric then
       local t = best_depth * h.chunk
@@ -781,15 +782,14 @@ local function decide(h, n, class, max_age, match)
   -- request's first token, for the requests queued behind its prefill there, and for the cache room
   -- a second copy of another engine's blocks takes).
   -- Ties: the longer run, the lower load, the id.
-  -- A run counts as far as it outlasts the wait w before the request starts there (kept).
-  local function uncached_ms(id, runs, w)
+  -- A run counts as far as it outlasts the prefill queued ahead of the request there (kept).
+  local function uncached_ms(id, runs)
     local d = runs[id]
-    if d and d > 0 then d = d * kept(id, w) else d = 0 end
+    if d and d > 0 then d = d * kept(id) else d = 0 end
     return h.miss_weight * (n - d) * h.chunk / engines[id].rate * 1000
   end
   local function delay(id, runs)
-    local w = wait(id)
-    return w + uncached_ms(id, runs, w)
+    return wait(id) + uncached_ms(id, runs)
   end
   -- The engine where the request costs the least delay, given each engine's run; on the way, the one
   -- it would cost the least with no run counted (`blind`, for the added wait).
@@ -798,7 +798,7 @@ local function decide(h, n, class, max_age, match)
     for id in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) then
         local w = wait(id)
-        local t = w + uncached_ms(id, runs, w) -- once an engine, not once a comparison
+        local t = w + uncached_ms(id, runs) -- once an engine, not once a comparison
         local sooner = not best or t < best_delay
         if best and t == best_delay then
           local d, best_d = runs[id] or 0, runs[best] or 0
@@ -812,7 +812,7 @@ local function decide(h, n, class, max_age, match)
         end
         if sooner then best, best_delay = id, t end
         if not blind then
-          local u = w + uncached_ms(id, no_runs, w)
+          local u = w + uncached_ms(id, no_runs)
           if not unseen or u < unseen_delay or (u == unseen_delay and (engines[id].load < engines[unseen].load
               or (engines[id].load == engines[unseen].load and id < unseen))) then
             unseen, unseen_delay = id, u
