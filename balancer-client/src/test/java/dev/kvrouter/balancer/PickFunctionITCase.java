@@ -649,14 +649,15 @@ class PickFunctionITCase {
         assertThat(first.saving().addedWaitMs()).as("nothing queued anywhere yet").isZero();
         // Each placement on e1 queues its 2 uncached blocks there (2 s). e1 keeps the prompt while its
         // queue stays within 3.5 x the 2 s it saves: 2 + 3.5 x 2 = 9 s there against 3.5 x 4 = 14 s on e2
-        // and e3, then 11 s, then 13 s: still e1 (its blocks live 10 min: a wait of seconds leaves them all).
-        for (double queued : new double[] {2_000, 4_000, 6_000}) {
+        // and e3, then 11 s, then 13 s, then 15 s — within 10 % of 14 s, the same delay (SAME_DELAY), where the
+        // longer run wins: still e1 (its blocks live 10 min: a wait of seconds leaves them all).
+        for (double queued : new double[] {2_000, 4_000, 6_000, 8_000}) {
             Pick p = pick(router, chain);
             assertThat(p).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
             assertThat(p.saving().prefillMs()).isEqualTo(2_000.0);
             assertThat(p.saving().addedWaitMs()).as("the queue on e1 against none elsewhere").isBetween(queued - 500, queued);
         }
-        // 8 + 7 s: more than the prompt costs cold elsewhere. Placed where it starts at once, it adds no wait.
+        // 10 + 7 s: more than the prompt costs cold elsewhere. Placed where it starts at once, it adds no wait.
         Pick cold = pick(router, chain);
         assertThat(cold.engineId()).isIn("e2", "e3");
         assertThat(cold.reason()).isEqualTo("SPILL_BUSY");
@@ -763,6 +764,22 @@ class PickFunctionITCase {
         String queued = redis.hget(layout.reservationsKey() + ":prefill", "e1");
         assertThat(Double.parseDouble(queued.substring(1, queued.indexOf('|'))))
                 .as("what was left of the 16 tokens queued, and the 32 the placement recomputes: %s", queued).isBetween(47.0, 48.1);
+    }
+
+    @Test
+    void enginesWhoseDelaysDifferByTheNoiseOfTheirLearnedRatesShareColdPromptsByLoad() {
+        // No one holds the prompt. e2's rate was measured 6 % faster than e1's and e3's (the noise of
+        // learning it from chunks), but it runs 3 requests against e1's none: the same delay within
+        // SAME_DELAY, so the lower load takes it, not the engine measured fastest every time.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 0, 500, TAU, 1, false, now, EngineEntry.BOTH, 8, 16, 20_000).encode());
+        redis.hset(layout.enginesKey(), "e2", new EngineEntry("READY", 0, 3, 500, TAU, 1, false, now, EngineEntry.BOTH, 8, 17, 20_000).encode());
+        redis.hset(layout.enginesKey(), "e3", new EngineEntry("READY", 0, 2, 500, TAU, 1, false, now, EngineEntry.BOTH, 8, 16, 20_000).encode());
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "COLD");
+        // An engine truly slower (a quarter of the rate: a slowed engine) is not the same delay, whatever its load;
+        // e2 and e3 are, and e3 runs fewer.
+        redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 0, 500, TAU, 1, false, now, EngineEntry.BOTH, 8, 4, 20_000).encode());
+        assertThat(pick(router, chain).engineId()).isEqualTo("e3");
     }
 
     @Test

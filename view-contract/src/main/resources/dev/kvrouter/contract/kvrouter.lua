@@ -120,6 +120,11 @@ local DONE_KEEP_MS = 60000
 -- with at least SPARE_FREE of its slots free (decide, spare_for_burst).
 local WARM_AT = 0.75
 local SPARE_FREE = 0.5
+-- Delays within this share of the least are the same delay (decide, soonest): each engine's prefill
+-- rate is learned from its own chunks and differs by noise between equal engines; without a
+-- tolerance the engine measured a few percent faster takes every cold prompt while the others idle,
+-- its cache churns, and the requests it evicts come back cold (BENCHMARKS.md, "Robust affinity").
+local SAME_DELAY = 0.1
 
 -- Pending prefixes: what a placement brings to its engine, before the engine's BlockStored crosses
 -- the pipeline (a second or more). Every reservation also records the placed prompt's block hashes
@@ -791,26 +796,17 @@ local function decide(h, n, class, max_age, match)
   local function delay(id, runs)
     return wait(id) + uncached_ms(id, runs)
   end
-  -- The engine where the request costs the least delay, given each engine's run; on the way, the one
-  -- it would cost the least with no run counted (`blind`, for the added wait).
+  -- The engine where the request costs the least delay, given each engine's run: of those within
+  -- SAME_DELAY of the least, the longer run, then the lower load, then the id. On the way, the one it
+  -- would cost the least with no run counted (`blind`, for the added wait).
   soonest = function(runs)
-    local best, best_delay, unseen, unseen_delay
+    local least, delays, unseen, unseen_delay = math.huge, {}, nil, nil
     for id in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) then
         local w = wait(id)
         local t = w + uncached_ms(id, runs) -- once an engine, not once a comparison
-        local sooner = not best or t < best_delay
-        if best and t == best_delay then
-          local d, best_d = runs[id] or 0, runs[best] or 0
-          if d ~= best_d then
-            sooner = d > best_d
-          elseif engines[id].load ~= engines[best].load then
-            sooner = engines[id].load < engines[best].load
-          else
-            sooner = id < best
-          end
-        end
-        if sooner then best, best_delay = id, t end
+        delays[id] = t
+        if t < least then least = t end
         if not blind then
           local u = w + uncached_ms(id, no_runs)
           if not unseen or u < unseen_delay or (u == unseen_delay and (engines[id].load < engines[unseen].load
@@ -821,6 +817,24 @@ local function decide(h, n, class, max_age, match)
       end
     end
     blind = blind or unseen
+    local best
+    local within = least + SAME_DELAY * least
+    for id, t in pairs(delays) do
+      if t <= within then
+        local sooner = not best
+        if best then
+          local d, best_d = runs[id] or 0, runs[best] or 0
+          if d ~= best_d then
+            sooner = d > best_d
+          elseif engines[id].load ~= engines[best].load then
+            sooner = engines[id].load < engines[best].load
+          else
+            sooner = id < best
+          end
+        end
+        if sooner then best = id end
+      end
+    end
     return best
   end
 
