@@ -14,8 +14,8 @@ import java.nio.charset.StandardCharsets;
  * the placement and its reservation are one atomic call on one primary.
  *
  * <ul>
- *   <li>{@code <prefix>{head}:meta}: hash; {@code updated_ms} (the pipeline's last heartbeat: the view's
- *       freshness), {@code watermark_ms}, {@code chunk_tokens}, {@code tag_depth},
+ *   <li>{@code <prefix>{head}:meta}: hash; {@code updated_ms} (when an engine's report last came through the
+ *       pipeline: the view's freshness), {@code watermark_ms}, {@code chunk_tokens}, {@code tag_depth},
  *       {@code busy_factor}, {@code confidence_floor}, {@code layout}. Short TTL, refreshed.</li>
  *   <li>{@code <prefix>{head}:engines}: hash, engine id → {@link EngineEntry} text. Short TTL, refreshed.</li>
  *   <li>{@code <prefix>g:{<tag>}}: hash, one per chain group: 16-hex canonical block hash →
