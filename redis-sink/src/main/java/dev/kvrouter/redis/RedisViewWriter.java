@@ -98,14 +98,17 @@ final class RedisViewWriter implements SinkWriter<ViewWrite> {
         scheduleFlush();
     }
 
-    /** The pick library, replaced so that a new job version brings its own functions. */
+    /** The pick library, replaced so that a new job version brings its own functions (never a later library by an older one). */
     private void loadFunctions() throws IOException {
         try {
-            connection.loadFunctions(ViewLayout.functionLibrary());
+            connection.loadViewFunctions();
         } catch (RedisException e) {
             connection.close();
             throw new IOException("cannot load the kvrouter function library into Redis (Redis 7 or newer is needed): "
                     + e.getMessage(), e);
+        } catch (IllegalStateException e) {
+            connection.close();
+            throw new IOException(e.getMessage(), e);
         }
     }
 

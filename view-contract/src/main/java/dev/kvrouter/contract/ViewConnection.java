@@ -168,6 +168,56 @@ public final class ViewConnection implements AutoCloseable {
     }
 
     /**
+     * Loads the view's library ({@link ViewLayout#functionLibrary()}) unless a later one is there: a
+     * library of a later layout, or of the same layout and a later revision, loaded by a newer job,
+     * is kept, and this says so (an older job replacing it would downgrade every balancer's routing).
+     * On a cluster every primary is checked first, then loaded.
+     *
+     * @throws IllegalStateException naming both versions when a later library is loaded
+     */
+    public void loadViewFunctions() {
+        int layout = ViewLayout.LAYOUT_VERSION;
+        int revision = ViewLayout.libraryRevision();
+        List<long[]> loaded = new java.util.ArrayList<>();
+        if (clusterConnection != null) {
+            for (var node : clusterConnection.getPartitions()) {
+                if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                    loaded.add(loadedVersion(clusterConnection.getConnection(node.getNodeId()).sync()));
+                }
+            }
+        } else {
+            loaded.add(loadedVersion(sync));
+        }
+        for (long[] v : loaded) {
+            if (v[0] > layout || v[0] == layout && v[1] > revision) {
+                throw new IllegalStateException("Redis holds the kvrouter library of layout " + v[0] + ", revision " + v[1]
+                        + ", later than this job's (layout " + layout + ", revision " + revision + "): a newer job loaded it. "
+                        + "Not replacing it; run the newer job, or remove the library (FUNCTION DELETE kvrouter) to downgrade on purpose");
+            }
+        }
+        loadFunctions(ViewLayout.functionLibrary());
+    }
+
+    /** {layout, revision} of the library loaded there; {0, 0} when none (or one from before revisions) is. */
+    private static long[] loadedVersion(RedisClusterCommands<String, String> redis) {
+        try {
+            Long layout = redis.fcallReadOnly(ViewLayout.LAYOUT_FUNCTION, io.lettuce.core.ScriptOutputType.INTEGER);
+            Long revision;
+            try {
+                revision = redis.fcallReadOnly(ViewLayout.REVISION_FUNCTION, io.lettuce.core.ScriptOutputType.INTEGER);
+            } catch (io.lettuce.core.RedisCommandExecutionException e) {
+                revision = 0L; // a library from before revisions
+            }
+            return new long[] {layout, revision};
+        } catch (io.lettuce.core.RedisCommandExecutionException e) {
+            if (e.getMessage() != null && e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("function not found")) {
+                return new long[] {0, 0};
+            }
+            throw e;
+        }
+    }
+
+    /**
      * Which Redis answers: the server's {@code run_id} (a new one at every start), or on a cluster
      * the primaries' node ids, with the topology read again (a failover promotes a replica, which has
      * its own id). A change means the view there may lack writes it had.

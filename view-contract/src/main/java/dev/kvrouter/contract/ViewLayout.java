@@ -42,6 +42,8 @@ public final class ViewLayout {
     public static final String HOLDING_FUNCTION = "kvr_holding";
     /** The layout version the loaded library speaks (read-only). */
     public static final String LAYOUT_FUNCTION = "kvr_layout";
+    /** The library function answering its revision within the layout (see {@link #libraryRevision()}). */
+    public static final String REVISION_FUNCTION = "kvr_revision";
     /** The hash tag of the keys one placement reads and writes besides the groups. */
     static final String HEAD = "{head}:";
 
@@ -220,6 +222,15 @@ public final class ViewLayout {
     }
 
     /** The Lua function library, as loaded into Redis. */
+    /** The revision of the library this jar carries ({@code local REVISION = N} in kvrouter.lua). */
+    public static int libraryRevision() {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^local REVISION = (\\d+)$").matcher(functionLibrary());
+        if (!m.find()) {
+            throw new IllegalStateException("kvrouter.lua declares no 'local REVISION = N'");
+        }
+        return Integer.parseInt(m.group(1));
+    }
+
     public static String functionLibrary() {
         try (InputStream in = ViewLayout.class.getResourceAsStream("kvrouter.lua")) {
             if (in == null) {

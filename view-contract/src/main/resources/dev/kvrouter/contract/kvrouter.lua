@@ -3,6 +3,11 @@
 -- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
 local LAYOUT = 8
+-- The library's revision within its layout: one more at every change of what it answers or writes
+-- (LibraryRevisionTest holds each revision's code hash). A job refuses to replace a library of a
+-- later layout or revision than its own (ViewConnection.loadFunctions): an older job must not
+-- silently downgrade the routing of every balancer.
+local REVISION = 1
 
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms
 -- (read with one pattern: every pick parses every engine, and one match costs a third less than a split).
@@ -1281,3 +1286,4 @@ redis.register_function{function_name = 'kvr_place', callback = place}
 redis.register_function{function_name = 'kvr_done', callback = done}
 redis.register_function{function_name = 'kvr_holding', callback = holding}
 redis.register_function{function_name = 'kvr_layout', callback = function() return LAYOUT end, flags = {'no-writes'}}
+redis.register_function{function_name = 'kvr_revision', callback = function() return REVISION end, flags = {'no-writes'}}
