@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -69,8 +70,8 @@ class SecureRedisGatewayITCase {
             assertThat(route(gateway.withRedisAccess(new NginxGateway.RedisAccess(access.user(), wrongPassword, true, access.caFile(), true, true)),
                     "wrong-password")).isEqualTo("load_only; redis_auth");
 
-            // The public CAs Debian trusts: none of them signed the stack's certificate.
-            Path otherCa = Path.of("/etc/ssl/certs/ca-certificates.crt");
+            // Trusting another CA (a self-signed certificate of its own) only: the chain does not verify.
+            Path otherCa = otherCertificate();
             assertThat(route(gateway.withRedisAccess(new NginxGateway.RedisAccess(access.user(), access.passwordFile(), true, otherCa, true, true)),
                     "untrusted")).isEqualTo("load_only; redis_tls");
         } finally {
@@ -89,6 +90,22 @@ class SecureRedisGatewayITCase {
             assertThat(r.statusCode()).as(() -> name + ": " + r.body() + "\n" + errorLog(prefix)).isEqualTo(200);
             return r.headers().firstValue("X-Kvr-Route").orElse("");
         }
+    }
+
+    /** A self-signed certificate that signed nothing Redis has, as PEM (the JDK's keytool). */
+    private Path otherCertificate() throws Exception {
+        Path store = dir.resolve("other.p12");
+        Path pem = dir.resolve("other-ca.pem");
+        String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+        for (List<String> args : List.of(
+                List.of(keytool, "-genkeypair", "-alias", "other", "-keyalg", "EC", "-dname", "CN=other", "-keystore", store.toString(),
+                        "-storepass", "changeit", "-validity", "2"),
+                List.of(keytool, "-exportcert", "-rfc", "-alias", "other", "-keystore", store.toString(), "-storepass", "changeit",
+                        "-file", pem.toString()))) {
+            Process p = new ProcessBuilder(args).redirectErrorStream(true).redirectOutput(dir.resolve("keytool.log").toFile()).start();
+            assertThat(p.waitFor()).as(String.join(" ", args)).isZero();
+        }
+        return pem;
     }
 
     private static String errorLog(Path prefix) {

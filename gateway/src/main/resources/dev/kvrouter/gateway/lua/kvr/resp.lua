@@ -46,10 +46,12 @@ function _M.connect(o)
   if reused == 0 then
     if o.tls then
       -- server_name: the name the certificate must carry (and SNI); none: the chain is checked, not the name.
-      ok, err = sock:sslhandshake(nil, o.server_name, o.verify ~= false)
-      if not ok then
+      -- Called protected: Debian's lua-resty-core asserts on some failed verifications (an untrusted EC
+      -- chain) instead of returning the error, which would fail the request; here it is one more "tls:".
+      local called, done, herr = pcall(sock.sslhandshake, sock, nil, o.server_name, o.verify ~= false)
+      if not called or not done then
         sock:close()
-        return nil, "tls: " .. tostring(err)
+        return nil, "tls: " .. tostring(called and herr or done)
       end
     end
     if o.password and o.password ~= "" then
