@@ -34,7 +34,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
@@ -87,8 +86,7 @@ class BridgeITCase {
     private String prefix;
     private ZContext zmq;
     private HttpServer http;
-    private Thread replayServer;
-    private volatile boolean replayRunning = true;
+    private VllmReplayServer replayServer;
 
     @BeforeEach
     void setUp(StackAddresses stack) throws Exception {
@@ -112,9 +110,8 @@ class BridgeITCase {
 
     @AfterEach
     void tearDown() throws Exception {
-        replayRunning = false;
         if (replayServer != null) {
-            replayServer.join(5_000);
+            replayServer.close();
         }
         http.stop(0);
         zmq.close();
@@ -125,8 +122,9 @@ class BridgeITCase {
         // Engine A: one publisher with replay, and metrics. Engine B: two data-parallel ranks on port and port + 1, no replay.
         ZMQ.Socket pubA = zmq.createSocket(SocketType.XPUB);
         int portA = pubA.bindToRandomPort("tcp://127.0.0.1");
-        Map<Long, byte[]> replayBuffer = new ConcurrentSkipListMap<>();
-        int replayPort = startReplayServer(replayBuffer);
+        replayServer = new VllmReplayServer(zmq, "127.0.0.1");
+        Map<Long, byte[]> replayBuffer = replayServer.buffer();
+        int replayPort = replayServer.port();
         List<ZMQ.Socket> pubB = bindConsecutive(2);
         int portB = Integer.parseInt(pubB.get(0).getLastEndpoint().replaceAll(".*:", ""));
 
@@ -506,47 +504,6 @@ class BridgeITCase {
             }
         }
         throw new IllegalStateException("no " + count + " consecutive free loopback ports in 20 attempts");
-    }
-
-    /** A ROUTER answering replay requests as vLLM's publisher does: every buffered batch from the start sequence, then -1. */
-    private int startReplayServer(Map<Long, byte[]> buffer) {
-        ZMQ.Socket router = zmq.createSocket(SocketType.ROUTER);
-        int port = router.bindToRandomPort("tcp://127.0.0.1");
-        replayServer = new Thread(() -> {
-            try (ZMQ.Poller poller = zmq.createPoller(1)) {
-                poller.register(router, ZMQ.Poller.POLLIN);
-                while (replayRunning) {
-                    if (poller.poll(100) <= 0) {
-                        continue;
-                    }
-                    byte[] client = router.recv(0);
-                    List<byte[]> rest = new ArrayList<>();
-                    while (router.hasReceiveMore()) {
-                        rest.add(router.recv(0));
-                    }
-                    if (rest.size() != 2) {
-                        continue; // vLLM logs "Invalid replay request" and ignores it
-                    }
-                    long start = ByteBuffer.wrap(rest.get(1)).getLong();
-                    for (Map.Entry<Long, byte[]> e : buffer.entrySet()) {
-                        if (e.getKey() >= start) {
-                            router.sendMore(client);
-                            router.sendMore(new byte[0]);
-                            router.sendMore(ByteBuffer.allocate(8).putLong(e.getKey()).array());
-                            router.send(e.getValue());
-                        }
-                    }
-                    router.sendMore(client);
-                    router.sendMore(new byte[0]);
-                    router.sendMore(ByteBuffer.allocate(8).putLong(-1).array());
-                    router.send(new byte[0]);
-                }
-            } finally {
-                router.close();
-            }
-        }, "it-replay-server");
-        replayServer.start();
-        return port;
     }
 
     /** Reads {@code count} records of the topic from the start, with the project's deserializer; bounded by WAIT. */

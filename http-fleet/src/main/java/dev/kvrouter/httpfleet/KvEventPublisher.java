@@ -1,6 +1,7 @@
 package dev.kvrouter.httpfleet;
 
 import dev.kvrouter.bridge.VllmEventEncoder;
+import dev.kvrouter.bridge.VllmReplayServer;
 import dev.kvrouter.events.AllBlocksCleared;
 import dev.kvrouter.events.BlockRemoved;
 import dev.kvrouter.events.BlockStored;
@@ -12,8 +13,6 @@ import dev.kvrouter.sim.sink.EventSink;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentSkipListMap;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -27,19 +26,16 @@ import org.zeromq.ZMQ;
  * wire: a real engine shows its load on {@code /metrics}, and outcomes are the balancer's to report.
  *
  * <p>Threads: {@link #kvEvents} and {@link #load} are called on the engine's driver thread, the only
- * one to touch the PUB socket; the replay socket has its own thread. Both bind to loopback.
+ * one to touch the PUB socket; the replay socket ({@link VllmReplayServer}) has its own thread. Both
+ * bind to loopback.
  */
 final class KvEventPublisher implements EventSink {
 
     private final ZContext zmq = new ZContext(1);
     private final ZMQ.Socket pub;
-    private final ZMQ.Socket router;
     private final int eventsPort;
-    private final int replayPort;
+    private final VllmReplayServer replay;
     private final int replayBatches;
-    private final ConcurrentSkipListMap<Long, byte[]> buffer = new ConcurrentSkipListMap<>();
-    private final Thread replayThread;
-    private volatile boolean running = true;
     private volatile EngineLoad lastLoad;
 
     KvEventPublisher(String host, int replayBatches) {
@@ -47,12 +43,7 @@ final class KvEventPublisher implements EventSink {
         pub = zmq.createSocket(SocketType.PUB);
         pub.setLinger(0);
         eventsPort = pub.bindToRandomPort("tcp://" + host);
-        router = zmq.createSocket(SocketType.ROUTER);
-        router.setLinger(0);
-        replayPort = router.bindToRandomPort("tcp://" + host);
-        replayThread = new Thread(this::serveReplays, "kv-event-replay");
-        replayThread.setDaemon(true);
-        replayThread.start();
+        replay = new VllmReplayServer(zmq, host);
     }
 
     int eventsPort() {
@@ -60,7 +51,7 @@ final class KvEventPublisher implements EventSink {
     }
 
     int replayPort() {
-        return replayPort;
+        return replay.port();
     }
 
     /** The engine's last load report (its heartbeat), for the metrics page; null before the first. */
@@ -77,6 +68,7 @@ final class KvEventPublisher implements EventSink {
         byte[] payload = VllmEventEncoder.batch(batch.getTsMs() / 1000.0, events, null, VllmEventEncoder.Encoding.TAGGED_ARRAY, false);
         long seq = batch.getSeq();
         // A restarted engine starts again at 0: what the old process buffered is not replayed as the new one's.
+        var buffer = replay.buffer();
         if (seq == 0) {
             buffer.clear();
         }
@@ -125,54 +117,9 @@ final class KvEventPublisher implements EventSink {
     @Override
     public void decision(RoutingDecision decision) {}
 
-    private void serveReplays() {
-        try (ZMQ.Poller poller = zmq.createPoller(1)) {
-            poller.register(router, ZMQ.Poller.POLLIN);
-            while (running) {
-                // A bounded wait, so close() is seen within 100 ms.
-                if (poller.poll(100) <= 0) {
-                    continue;
-                }
-                byte[] client = router.recv(0);
-                List<byte[]> rest = new ArrayList<>(2);
-                while (router.hasReceiveMore()) {
-                    byte[] more = router.recv(0);
-                    if (rest.size() < 3) {
-                        rest.add(more);
-                    }
-                }
-                if (rest.size() != 2 || rest.get(1).length != 8) {
-                    continue; // vLLM logs "Invalid replay request" and ignores it
-                }
-                long start = ByteBuffer.wrap(rest.get(1)).getLong();
-                for (Map.Entry<Long, byte[]> e : buffer.tailMap(start).entrySet()) {
-                    router.sendMore(client);
-                    router.sendMore(new byte[0]);
-                    router.sendMore(ByteBuffer.allocate(8).putLong(e.getKey()).array());
-                    router.send(e.getValue());
-                }
-                router.sendMore(client);
-                router.sendMore(new byte[0]);
-                router.sendMore(ByteBuffer.allocate(8).putLong(-1).array());
-                router.send(new byte[0]);
-            }
-        } catch (org.zeromq.ZMQException e) {
-            if (running) {
-                throw e;
-            }
-        } finally {
-            router.close();
-        }
-    }
-
     @Override
     public void close() {
-        running = false;
-        try {
-            replayThread.join(1_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        replay.close();
         pub.close();
         zmq.close();
     }
