@@ -5,7 +5,7 @@
 local LAYOUT = 8
 -- The library's revision within its layout: one more at every change of what it answers or writes
 -- (LibraryRevisionTest holds each revision's code hash). A job refuses to replace a library of a
--- later layout or revision than its own (ViewConnection.loadFunctions): an older job must not
+-- later layout or revision than its own (ViewConnection.loadViewFunctions): an older job must not
 -- silently downgrade the routing of every balancer.
 local REVISION = 1
 
@@ -791,7 +791,7 @@ local function decide(h, n, class, max_age, match)
   -- (past its run in `runs`) at that engine's rate, weighted by uncached_prefill_weight (3: for this
   -- request's first token, for the requests queued behind its prefill there, and for the cache room
   -- a second copy of another engine's blocks takes).
-  -- Ties: the longer run, the lower load, the id.
+  -- Delays within SAME_DELAY of the least are ties: the longer run, the lower load, the id (soonest).
   -- A run counts as far as it outlasts the prefill queued ahead of the request there (kept).
   local function uncached_ms(id, runs)
     local d = runs[id]
