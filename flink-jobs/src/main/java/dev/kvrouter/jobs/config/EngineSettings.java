@@ -16,9 +16,6 @@ public record EngineSettings(Duration defaultResidency, Duration maxResidency, d
         if (r.valid(SUSPECT_AFTER, DEAD_AFTER) && e.deadAfter().compareTo(e.suspectAfter()) <= 0) {
             r.problem(DEAD_AFTER.key() + " (" + e.deadAfter() + ") must be longer than " + SUSPECT_AFTER.key() + " (" + e.suspectAfter() + ")");
         }
-        if (r.valid(DEAD_AFTER, STALL_LIMIT) && e.stallLimit().compareTo(e.deadAfter()) <= 0) {
-            r.problem(STALL_LIMIT.key() + " (" + e.stallLimit() + ") must be longer than " + DEAD_AFTER.key() + " (" + e.deadAfter() + ")");
-        }
         if (r.valid(DEFAULT_RESIDENCY, MAX_RESIDENCY) && e.maxResidency().compareTo(e.defaultResidency()) < 0) {
             r.problem(MAX_RESIDENCY.key() + " must be at least " + DEFAULT_RESIDENCY.key());
         }

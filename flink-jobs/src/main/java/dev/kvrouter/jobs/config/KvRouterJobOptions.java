@@ -136,7 +136,7 @@ public final class KvRouterJobOptions {
             .defaultValue(Duration.ofMinutes(10)).withDescription("When every engine a task follows falls silent at once, the job's "
                     + "input stalled (a Kafka or registry outage), not the fleet: no engine is suspect or dead for it, and the view keeps "
                     + "its entries (its age tells balancers to trust it no more). Past this much silence of them all, the fleet is taken "
-                    + "for dead and its entries leave the view."),
+                    + "for dead and its entries leave the view. At or below engine.dead-after the rule changes nothing."),
             atLeast(Duration.ofMillis(100)));
     public static final Declared<Duration> FORGET_AFTER = declare(ConfigOptions.key("engine.forget-after").durationType()
             .defaultValue(Duration.ofMinutes(10)).withDescription("How long a dead engine's record is kept before its state is cleared."),
