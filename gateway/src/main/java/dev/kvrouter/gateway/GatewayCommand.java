@@ -87,8 +87,28 @@ public final class GatewayCommand implements Callable<Integer> {
         Path prefix = dir.toAbsolutePath();
         gateway = gateway.withRedisAccess(redisAccess(topics.clientConfig.load().redis(), "rediss".equals(redisUrl.getScheme()), prefix));
         CountDownLatch stop = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
+        CountDownLatch stopped = new CountDownLatch(1);
+        // Ctrl-C or SIGTERM: the loop below ends, and the hook waits (bounded) until nginx is stopped and
+        // the last lines shipped — without the wait the JVM would exit first and leave nginx running.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            stop.countDown();
+            try {
+                stopped.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
         long until = duration == null ? Long.MAX_VALUE : System.nanoTime() + Durations.parse(duration).toNanos();
+        try {
+            serve(gateway, prefix, ship, balancer, redisUrl, stop, until);
+        } finally {
+            stopped.countDown();
+        }
+        return 0;
+    }
+
+    private void serve(NginxGateway gateway, Path prefix, boolean ship, NginxGateway.Balancer balancer, URI redisUrl, CountDownLatch stop,
+                       long until) throws Exception {
         try (LocalNginx nginx = LocalNginx.start(prefix, gateway.render(prefix, LocalNginx.modulesDirectory()), listen, System.err);
              AccessLogShipper shipper = !ship ? null : new AccessLogShipper(prefix.resolve("logs/kvr-access.log"),
                      prefix.resolve("logs/kvr-access.position"), topics.kafka.value(), topics.registry.value(), topics.prefix(), model,
@@ -108,7 +128,6 @@ public final class GatewayCommand implements Callable<Integer> {
                         shipper.deadLetters());
             }
         }
-        return 0;
     }
 
     /**
