@@ -82,6 +82,28 @@ class NginxInFrontOfEnginesITCase {
         }
     }
 
+    @Test
+    void anEngineThatAnswers503IsRetriedOnAnotherAndEveryRequestIsServed() throws Exception {
+        // A fourth engine, killed: it answers every completion (a POST) with 503. nginx passes it on
+        // (non_idempotent), so the clients see none of them.
+        try (HttpEngine dead = HttpEngine.start("e-dead", CONFIG)) {
+            dead.fail(dev.kvrouter.sim.engine.Failure.parse("kill:0@0"));
+            Map<String, String> withDead = new LinkedHashMap<>(addresses);
+            withDead.put(dead.id(), "127.0.0.1:" + dead.httpPort());
+            int port = Ports.free();
+            NginxGateway gateway = NginxGateway.of(port, withDead, "127.0.0.1", 6379, CONFIG.model()).withBalancer(NginxGateway.Balancer.LEAST_CONN);
+            Path prefix = dir.resolve("stock-dead");
+            try (LocalNginx nginx = LocalNginx.start(prefix, gateway.render(prefix, LocalNginx.modulesDirectory()), port, System.err)) {
+                List<LoadGenerator.Result> results = load(port);
+                assertThat(results).allSatisfy(r -> {
+                    assertThat(r.ok()).as("request %d: %d", r.seq(), r.status()).isTrue();
+                    // $upstream_addr lists the engines tried, the one that answered last.
+                    assertThat(r.upstream()).as("answered by a live engine").doesNotEndWith(withDead.get(dead.id()));
+                });
+            }
+        }
+    }
+
     private static List<LoadGenerator.Result> load(int port) throws InterruptedException {
         SyntheticWorkload workload = new SyntheticWorkload("chat", SyntheticWorkload.Settings.defaults(6, 1));
         LoadGenerator generator = new LoadGenerator(new LoadGenerator.Settings(URI.create("http://127.0.0.1:" + port), CONFIG.model(),
