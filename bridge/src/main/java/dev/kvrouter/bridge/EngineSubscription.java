@@ -179,7 +179,7 @@ final class EngineSubscription implements AutoCloseable {
     }
 
     /** One whole multipart message, or null when none is waiting. */
-    private static List<byte[]> receive(ZMQ.Socket socket, int flags) {
+    static List<byte[]> receive(ZMQ.Socket socket, int flags) {
         byte[] first = socket.recv(flags);
         if (first == null) {
             return null;

@@ -1,7 +1,6 @@
 package dev.kvrouter.bridge;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -53,28 +52,16 @@ public final class VllmReplayServer implements AutoCloseable {
                 if (poller.poll(100) <= 0) {
                     continue;
                 }
-                byte[] client = router.recv(0);
-                List<byte[]> rest = new ArrayList<>(2);
-                while (router.hasReceiveMore()) {
-                    byte[] more = router.recv(0);
-                    if (rest.size() < 3) {
-                        rest.add(more);
-                    }
+                // [client, empty, start sequence]; anything else is ignored, as vLLM logs "Invalid replay request".
+                List<byte[]> request = EngineSubscription.receive(router, 0);
+                if (request == null || request.size() != 3 || request.get(2).length != 8) {
+                    continue;
                 }
-                if (rest.size() != 2 || rest.get(1).length != 8) {
-                    continue; // vLLM logs "Invalid replay request" and ignores it
+                byte[] client = request.get(0);
+                for (Map.Entry<Long, byte[]> e : buffer.tailMap(ByteBuffer.wrap(request.get(2)).getLong()).entrySet()) {
+                    reply(client, e.getKey(), e.getValue());
                 }
-                long start = ByteBuffer.wrap(rest.get(1)).getLong();
-                for (Map.Entry<Long, byte[]> e : buffer.tailMap(start).entrySet()) {
-                    router.sendMore(client);
-                    router.sendMore(new byte[0]);
-                    router.sendMore(ByteBuffer.allocate(8).putLong(e.getKey()).array());
-                    router.send(e.getValue());
-                }
-                router.sendMore(client);
-                router.sendMore(new byte[0]);
-                router.sendMore(ByteBuffer.allocate(8).putLong(-1).array());
-                router.send(new byte[0]);
+                reply(client, -1, new byte[0]);
             }
         } catch (org.zeromq.ZMQException e) {
             if (running) {
@@ -84,6 +71,14 @@ public final class VllmReplayServer implements AutoCloseable {
             poller.close();
             router.close();
         }
+    }
+
+    /** One replayed batch to the client: [empty, sequence, payload]. */
+    private void reply(byte[] client, long seq, byte[] payload) {
+        router.sendMore(client);
+        router.sendMore(new byte[0]);
+        router.sendMore(ByteBuffer.allocate(8).putLong(seq).array());
+        router.send(payload);
     }
 
     @Override
