@@ -47,10 +47,10 @@ final class ClientMetrics {
         picks.computeIfAbsent(reason, r -> Counter.builder(PICKS)
                 .description("Picks by the reason kvr_pick gave (AFFINITY, REPLICA, SPILL_*, COLD, NO_AFFINITY_CLASS, FALLBACK_LOAD_ONLY)")
                 .tag("reason", r).register(registry)).increment();
-        if (pick.source() == Source.FALLBACK_STALE_VIEW || pick.source() == Source.FALLBACK_REDIS_DOWN) {
+        if (pick.source() != Source.VIEW && pick.source() != Source.NO_ENGINE) {
             fallbacks.computeIfAbsent(pick.source(), s -> Counter.builder(FALLBACKS)
                     .description("Picks routed on load alone: the view too old or missing (FALLBACK_STALE_VIEW), Redis not answering "
-                            + "(FALLBACK_REDIS_DOWN)")
+                            + "(FALLBACK_REDIS_DOWN), no engine in the view: the configured ones by own count (FALLBACK_NO_ENGINES)")
                     .tag("source", s.name()).register(registry)).increment();
         }
     }

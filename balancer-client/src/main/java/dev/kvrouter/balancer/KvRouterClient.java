@@ -32,7 +32,22 @@ public final class KvRouterClient implements AutoCloseable {
     public static final String HOLD = "HOLD";
 
     /** Where an answer came from. */
-    public enum Source { VIEW, FALLBACK_STALE_VIEW, FALLBACK_REDIS_DOWN, NO_ENGINE }
+    public enum Source {
+        /** The view's answer. */
+        VIEW,
+        /** The view too old or missing: least loaded by the last engine table read. */
+        FALLBACK_STALE_VIEW,
+        /** Redis did not answer: least loaded by the last engine table read. */
+        FALLBACK_REDIS_DOWN,
+        /**
+         * The view is fresh but names no engine that can take the prompt (its table empty: the job just started,
+         * Redis restarted, every engine dead): the configured {@link Options#fallbackEngines()} by this client's
+         * own requests in flight.
+         */
+        FALLBACK_NO_ENGINES,
+        /** No engine known at all: none in the view or its last copy, none configured, or every one avoided. */
+        NO_ENGINE
+    }
 
     /**
      * @param engineId         the engine to send the request to; empty when no engine is known at all
@@ -45,7 +60,9 @@ public final class KvRouterClient implements AutoCloseable {
      * @param handoff          disaggregated serving: the decode engine and the hand-off's milliseconds; NONE without a DECODE pool
      * @param bestHolderBlocks blocks of the prompt the best holder matches, whichever engine was chosen: what affinity
      *                         would match (also for a class whose affinity is off; 0 without a fresh view)
-     * @param requestId        the reservation this pick made, for {@link #done(String)}; null when none was made
+     * @param requestId        what to pass to {@link #done(String)} when the request ends: the reservation this pick made,
+     *                         or the request counted on a fallback engine ({@link Source#FALLBACK_NO_ENGINES}); null
+     *                         when nothing was recorded
      */
     public record Pick(String engineId, int matchedBlocks, String reason, long viewAgeMs, double confidence, Source source,
                        PickPolicy.Saving saving, PickPolicy.Handoff handoff, int bestHolderBlocks, String requestId) {
@@ -90,10 +107,15 @@ public final class KvRouterClient implements AutoCloseable {
      *                         loses its place), and the request takes the first slot
      *                         freed anywhere in the fleet, in the order the requests came; once it has waited
      *                         this long it is placed as if it had not waited.
+     * @param fallbackEngines  the engines this balancer sends to when neither the view nor its last copy names one
+     *                         (the engine table empty, or Redis gone before it was ever read): chosen by this client's
+     *                         own requests in flight, ended by {@link #done(String)}, like nginx's {@code least_conn};
+     *                         none by default (the pick then answers {@link Source#NO_ENGINE})
      */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
                           Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
-                          boolean clientSide, boolean reserves, MeterRegistry meters, RedisSecurity security, Duration hold) {
+                          boolean clientSide, boolean reserves, MeterRegistry meters, RedisSecurity security, Duration hold,
+                          List<String> fallbackEngines) {
         public static final Duration DEFAULT_MAX_VIEW_AGE = Duration.ofSeconds(2);
         public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
         public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -105,7 +127,11 @@ public final class KvRouterClient implements AutoCloseable {
         public static Options defaults(String redisUrl) {
             return new Options(redisUrl, ViewLayout.DEFAULT_KEY_PREFIX, ViewLayout.DEFAULT_CHUNK_TOKENS, ViewLayout.DEFAULT_TAG_DEPTH,
                     DEFAULT_MAX_VIEW_AGE, DEFAULT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BLOCKS, DEFAULT_SNAPSHOT_INTERVAL, false, true,
-                    Metrics.globalRegistry, RedisSecurity.none(), Duration.ZERO);
+                    Metrics.globalRegistry, RedisSecurity.none(), Duration.ZERO, List.of());
+        }
+
+        public Options {
+            fallbackEngines = List.copyOf(fallbackEngines);
         }
 
         /** The defaults for this Redis, to change field by field. */
@@ -170,6 +196,7 @@ public final class KvRouterClient implements AutoCloseable {
             private MeterRegistry meters;
             private RedisSecurity security;
             private Duration hold;
+            private List<String> fallbackEngines;
 
             private Builder(Options o) {
                 redisUrl = o.redisUrl;
@@ -186,6 +213,7 @@ public final class KvRouterClient implements AutoCloseable {
                 meters = o.meters;
                 security = o.security;
                 hold = o.hold;
+                fallbackEngines = o.fallbackEngines;
             }
 
             public Builder keyPrefix(String v) { keyPrefix = v; return this; }
@@ -201,10 +229,11 @@ public final class KvRouterClient implements AutoCloseable {
             public Builder meters(MeterRegistry v) { meters = v; return this; }
             public Builder security(RedisSecurity v) { security = v; return this; }
             public Builder hold(Duration v) { hold = v; return this; }
+            public Builder fallbackEngines(List<String> v) { fallbackEngines = v; return this; }
 
             public Options build() {
                 return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                        snapshotInterval, clientSide, reserves, meters, security, hold);
+                        snapshotInterval, clientSide, reserves, meters, security, hold, fallbackEngines);
             }
         }
     }
@@ -224,6 +253,10 @@ public final class KvRouterClient implements AutoCloseable {
     private final java.util.concurrent.ScheduledExecutorService snapshots;
     /** Orders the background refresh against one asked for, so the later read is the one kept. */
     private final Object refreshLock = new Object();
+    /** This client's requests per configured fallback engine, for when no engine is known otherwise. */
+    private final OwnLeastConnections ownCounts = new OwnLeastConnections(OWN_COUNT_CAP);
+    /** Requests counted on the fallback engines at most: past it, the oldest never reported done are forgotten. */
+    static final int OWN_COUNT_CAP = 65_536;
     /** A root block's holders as read, and when (System.nanoTime). */
     private record RootRead(String value, long readAtNanos) {}
 
@@ -361,6 +394,7 @@ public final class KvRouterClient implements AutoCloseable {
         if (requestId == null) {
             return false;
         }
+        ownCounts.ended(requestId);
         try {
             Long released = redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER,
                     new String[] {layout.enginesKey(), layout.reservationsKey()}, requestId);
@@ -409,7 +443,7 @@ public final class KvRouterClient implements AutoCloseable {
                     : redis.fcallReadOnly(ViewLayout.PEEK_FUNCTION, ScriptOutputType.MULTI, keys, args);
             return answer(answer, requestId, avoid);
         } catch (RedisException e) {
-            return leastLoaded(Source.FALLBACK_REDIS_DOWN, avoid);
+            return leastLoaded(Source.FALLBACK_REDIS_DOWN, requestId, avoid);
         }
     }
 
@@ -453,7 +487,7 @@ public final class KvRouterClient implements AutoCloseable {
             tail(args, 6 + sampled.length, requestId, avoid);
             return answer(redis.fcall(ViewLayout.PLACE_FUNCTION, ScriptOutputType.MULTI, keys, args), requestId, avoid);
         } catch (RedisException e) {
-            return leastLoaded(Source.FALLBACK_REDIS_DOWN, avoid);
+            return leastLoaded(Source.FALLBACK_REDIS_DOWN, requestId, avoid);
         }
     }
 
@@ -482,10 +516,12 @@ public final class KvRouterClient implements AutoCloseable {
         String reason = (String) answer.get(2);
         long age = (Long) answer.get(3);
         if ("NO_VIEW".equals(reason)) {
-            return leastLoaded(Source.FALLBACK_STALE_VIEW, avoid);
+            return leastLoaded(Source.FALLBACK_STALE_VIEW, requestId, avoid);
         }
-        Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW
-                : engine.isEmpty() && !HOLD.equals(reason) ? Source.NO_ENGINE : Source.VIEW;
+        if (engine.isEmpty() && !HOLD.equals(reason)) {
+            return fallbackEngine(Source.FALLBACK_NO_ENGINES, requestId, avoid);
+        }
+        Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW : Source.VIEW;
         // The added wait came with the answer's 13th field; a library loaded by an older job has none.
         PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(5), ((Long) answer.get(6)).intValue(),
                 Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)),
@@ -528,7 +564,7 @@ public final class KvRouterClient implements AutoCloseable {
      * Load-only routing from the last engine table read, when the view cannot answer; no reservation
      * is made. {@code avoid}: engines left out.
      */
-    private Pick leastLoaded(Source wanted, java.util.Set<String> avoid) {
+    private Pick leastLoaded(Source wanted, String requestId, java.util.Set<String> avoid) {
         Source source = wanted;
         if (source != Source.FALLBACK_REDIS_DOWN) {
             try {
@@ -549,7 +585,21 @@ public final class KvRouterClient implements AutoCloseable {
                 .filter(e -> !"DRAINING".equals(e.getValue().status()) && !e.getValue().decodeOnly() && !avoid.contains(e.getKey()))
                 .min(byLoad)
                 .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE, handoff, 0, null))
-                .orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));
+                .orElseGet(() -> fallbackEngine(answered, requestId, avoid));
+    }
+
+    /**
+     * No engine known from the view or its last copy: the configured fallback engine with the fewest of
+     * this client's requests in flight (counted until {@link #done(String)}; a pick without a request id is
+     * not counted); no engine when none is configured or every one is avoided.
+     */
+    private Pick fallbackEngine(Source source, String requestId, java.util.Set<String> avoid) {
+        return ownCounts.choose(options.fallbackEngines(), avoid).map(e -> {
+            if (requestId != null) {
+                ownCounts.started(requestId, e);
+            }
+            return new Pick(e, 0, "FALLBACK_LOAD_ONLY", -1, 0, source, PickPolicy.Saving.NONE, PickPolicy.Handoff.NONE, 0, requestId);
+        }).orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));
     }
 
     @Override
