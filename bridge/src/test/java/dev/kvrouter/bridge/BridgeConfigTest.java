@@ -20,6 +20,8 @@ class BridgeConfigTest {
         assertThat(c.scrapeInterval()).isEqualTo(Duration.ofSeconds(1));
         assertThat(c.replayTimeout()).isEqualTo(Duration.ofSeconds(2));
         assertThat(c.queueCapacity()).isEqualTo(10_000);
+        assertThat(c.queueMaxBytes()).isEqualTo(256L * 1024 * 1024);
+        assertThat(c.queueEngineMaxBytes()).isEqualTo(64L * 1024 * 1024);
         assertThat(KafkaOutbox.producerConfig(c)).containsEntry("enable.idempotence", true).containsEntry("acks", "all")
                 .containsEntry("max.in.flight.requests.per.connection", 1).containsEntry("linger.ms", "20");
     }
@@ -45,6 +47,16 @@ class BridgeConfigTest {
             assertThat(catchThrowableOfType(InvalidBridgeConfigException.class, () -> BridgeConfig.from(settings)).problems())
                     .as(wrong).containsExactly("prometheus.listen '" + wrong + "' is not host:port (a port from 1 to 65535), e.g. 0.0.0.0:9250");
         }
+    }
+
+    @Test
+    void theQueuesByteBoundsTakeTheLargestBatchAndAnEnginesShareIsNoMoreThanTheWhole() {
+        InvalidBridgeConfigException e = catchThrowableOfType(InvalidBridgeConfigException.class, () -> BridgeConfig.from(Map.of(
+                "kafka.bootstrap", "127.0.0.1:9092", "schema-registry.url", "http://r", "engines.file", "f",
+                "queue.max-bytes", "1048576", "queue.engine-max-bytes", "8388608")));
+        assertThat(e.problems()).hasSize(2)
+                .anyMatch(p -> p.contains("queue.max-bytes 1048576 is outside 4194304.."))
+                .anyMatch(p -> p.contains("queue.engine-max-bytes (8388608) must not exceed queue.max-bytes (1048576)"));
     }
 
     @Test
