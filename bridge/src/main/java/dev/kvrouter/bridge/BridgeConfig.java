@@ -24,7 +24,7 @@ import java.util.TreeMap;
 public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, String topicPrefix, Path enginesFile,
                            Duration reloadInterval, Duration scrapeInterval, Duration scrapeTimeout, int receiveHighWaterMark,
                            long maxMessageBytes, Duration resubscribeAfter, Duration replayTimeout, int replayMaxBatches, int queueCapacity,
-                           Duration reportInterval, String prometheusListen, Map<String, String> producerOverrides,
+                           long queueMaxBytes, long queueEngineMaxBytes, Duration reportInterval, String prometheusListen, Map<String, String> producerOverrides,
                            ClientConfig client) {
 
     /** A setting: its name, default (null: required) and meaning. */
@@ -52,6 +52,12 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
             "A gap larger than this is not replayed (the engine's buffer is smaller anyway) but forwarded as lost.");
     public static final Option QUEUE_CAPACITY = new Option("queue.capacity", "10000",
             "Records waiting for the Kafka producer; when full, new batches are dropped and counted (the job sees the gap).");
+    public static final Option QUEUE_MAX_BYTES = new Option("queue.max-bytes", "268435456",
+            "Serialized bytes waiting for the Kafka producer, all engines together (256 MiB; at least a largest batch, 4 MiB); "
+                    + "when full, new batches are dropped and counted. Keep it well under the bridge's heap.");
+    public static final Option QUEUE_ENGINE_MAX_BYTES = new Option("queue.engine-max-bytes", "67108864",
+            "Serialized bytes of one engine's batches waiting for the Kafka producer (64 MiB): an engine flooding its "
+                    + "events is dropped at this share while the others' batches still go in.");
     public static final Option REPORT_INTERVAL = new Option("report.interval", "10 s", "How often the bridge logs its metrics.");
     public static final Option PROMETHEUS_LISTEN = new Option("prometheus.listen", "",
             "host:port where the bridge serves its own metrics per engine for Prometheus at /metrics, e.g. 0.0.0.0:9250 "
@@ -63,7 +69,7 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
 
     public static final List<Option> OPTIONS = List.of(KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, ENGINES_FILE,
             RELOAD_INTERVAL, SCRAPE_INTERVAL, SCRAPE_TIMEOUT, RECEIVE_HWM, MAX_MESSAGE_BYTES, RESUBSCRIBE_AFTER, REPLAY_TIMEOUT,
-            REPLAY_MAX_BATCHES, QUEUE_CAPACITY, REPORT_INTERVAL, PROMETHEUS_LISTEN, CLIENT_CONFIG);
+            REPLAY_MAX_BATCHES, QUEUE_CAPACITY, QUEUE_MAX_BYTES, QUEUE_ENGINE_MAX_BYTES, REPORT_INTERVAL, PROMETHEUS_LISTEN, CLIENT_CONFIG);
 
     /** Producer properties that are the bridge's contract, not a tuning knob. */
     private static final Set<String> FIXED_PRODUCER = Set.of("enable.idempotence", "acks", "key.serializer", "value.serializer",
@@ -109,12 +115,19 @@ public record BridgeConfig(String kafkaBootstrap, String schemaRegistryUrl, Stri
         String registry = r.text(SCHEMA_REGISTRY_URL);
         String prefix = r.text(TOPIC_PREFIX);
         String file = r.text(ENGINES_FILE);
+        long queueMaxBytes = r.number(QUEUE_MAX_BYTES, KafkaOutbox.KV_EVENTS_MAX_BYTES, Long.MAX_VALUE / 2);
+        long queueEngineMaxBytes = r.number(QUEUE_ENGINE_MAX_BYTES, KafkaOutbox.KV_EVENTS_MAX_BYTES, Long.MAX_VALUE / 2);
+        if (queueEngineMaxBytes > queueMaxBytes) {
+            problems.add(QUEUE_ENGINE_MAX_BYTES.name() + " (" + queueEngineMaxBytes + ") must not exceed " + QUEUE_MAX_BYTES.name() + " ("
+                    + queueMaxBytes + ")");
+        }
         BridgeConfig config = new BridgeConfig(bootstrap, registry, prefix, file == null ? null : Path.of(file),
                 r.duration(RELOAD_INTERVAL, Duration.ofMillis(10)), r.duration(SCRAPE_INTERVAL, Duration.ofMillis(10)),
                 r.duration(SCRAPE_TIMEOUT, Duration.ofMillis(10)), (int) r.number(RECEIVE_HWM, 1, 10_000_000),
                 r.number(MAX_MESSAGE_BYTES, 1024, Integer.MAX_VALUE), r.duration(RESUBSCRIBE_AFTER, Duration.ofMillis(100)),
                 r.duration(REPLAY_TIMEOUT, Duration.ofMillis(10)),
                 (int) r.number(REPLAY_MAX_BATCHES, 0, 10_000_000), (int) r.number(QUEUE_CAPACITY, 1, 10_000_000),
+                queueMaxBytes, queueEngineMaxBytes,
                 r.duration(REPORT_INTERVAL, Duration.ofMillis(100)), r.listen(PROMETHEUS_LISTEN), producer, clientConfig(r.text(CLIENT_CONFIG), problems));
         if (!problems.isEmpty()) {
             throw new InvalidBridgeConfigException(problems);

@@ -196,11 +196,14 @@ public final class BridgeMetrics {
     final AtomicLong lastEventAgeMs = new AtomicLong();
     final AtomicLong maxAckLatencyMs = new AtomicLong();
     volatile int queueDepth;
+    volatile long queueBytes;
     volatile int subscriptions;
 
     public BridgeMetrics() {
         Gauge.builder("kvr.bridge.queue.depth", this, m -> m.queueDepth).description("records waiting for the Kafka producer")
                 .register(registry);
+        Gauge.builder("kvr.bridge.queue.bytes", this, m -> m.queueBytes).description("serialized bytes waiting for the Kafka producer")
+                .baseUnit("bytes").register(registry);
         Gauge.builder("kvr.bridge.publishers", this, m -> m.subscriptions).description("publishers subscribed (engines x data-parallel ranks)")
                 .register(registry);
         io.micrometer.core.instrument.FunctionCounter.builder("kvr.bridge.send.errors", sendErrors, LongAdder::sum)

@@ -12,8 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
+import dev.kvrouter.bridge.OutboxBudget.Kind;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.avro.specific.SpecificRecord;
@@ -27,9 +28,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Everything the bridge sends to Kafka goes through one bounded queue and one sender thread, so a
- * slow Kafka never blocks the ZMQ receive threads: when the queue is full a new record is dropped
- * and counted (a dropped batch leaves a sequence gap the job sees). Records are serialized (Avro,
+ * Everything the bridge sends to Kafka goes through one queue and one sender thread, so a slow Kafka
+ * never blocks the ZMQ receive threads. The queue is bounded by records and by serialized bytes, per
+ * engine too, with room apart for the heartbeats ({@link OutboxBudget}): a record that does not fit
+ * is dropped and counted (a dropped batch leaves a sequence gap the job sees). Records are serialized (Avro,
  * Confluent wire format) by the thread that offers them, so the engines' threads share that work;
  * the sender only hands bytes to the producer. The producer delivers in order (idempotent, acks=all,
  * by default one request in flight: {@link KafkaClients#orderedDelivery()}), and one thread sends in arrival
@@ -46,13 +48,16 @@ final class KafkaOutbox implements AutoCloseable {
     static final int KV_EVENTS_MAX_BYTES = 4 * 1024 * 1024;
     static final String OVERSIZE_STAGE = "bridge-send";
 
-    private enum Kind { BATCH, LOAD, DEAD_LETTER }
+    /** Load reports that may wait at once: room of their own, apart from the batches'. */
+    static final int LOAD_CAPACITY = 1024;
 
     private record Pending(Kind kind, String topic, String key, byte[] value, long receivedNanos, long eventTsMs, int events) {}
 
     private final BridgeConfig config;
     private final BridgeMetrics metrics;
-    private final BlockingQueue<Pending> queue;
+    /** Unbounded as a structure: {@link #budget} admits what may wait. */
+    private final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private final OutboxBudget budget;
     private final KafkaProducer<String, byte[]> producer;
     private final RegistryAvroSerializer<SpecificRecord> serializer = new RegistryAvroSerializer<>();
     private final Thread sender;
@@ -64,7 +69,7 @@ final class KafkaOutbox implements AutoCloseable {
     KafkaOutbox(BridgeConfig config, BridgeMetrics metrics) {
         this.config = config;
         this.metrics = metrics;
-        this.queue = new ArrayBlockingQueue<>(config.queueCapacity());
+        this.budget = new OutboxBudget(config.queueCapacity(), config.queueMaxBytes(), config.queueEngineMaxBytes(), LOAD_CAPACITY);
         Map<String, Object> producerConfig = producerConfig(config);
         serializer.configure(producerConfig, false);
         producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
@@ -117,7 +122,7 @@ final class KafkaOutbox implements AutoCloseable {
     private boolean offer(Kind kind, String topic, String key, SpecificRecord record, long receivedNanos,
                           long eventTsMs, int events) {
         // Full already: do not spend the serialization on a record that will be dropped.
-        if (!running || queue.remainingCapacity() == 0) {
+        if (!running || budget.full(kind, key)) {
             metrics.droppedQueueFull(key, kind == Kind.BATCH);
             return false;
         }
@@ -129,12 +134,14 @@ final class KafkaOutbox implements AutoCloseable {
             failed(topic, key, e);
             return false;
         }
-        if (!queue.offer(new Pending(kind, topic, key, value, receivedNanos, eventTsMs, events))) {
+        if (!budget.tryAdmit(kind, key, value.length)) {
             metrics.droppedQueueFull(key, kind == Kind.BATCH);
             return false;
         }
+        queue.add(new Pending(kind, topic, key, value, receivedNanos, eventTsMs, events));
         unsettled.incrementAndGet();
         metrics.queueDepth = queue.size();
+        metrics.queueBytes = budget.queuedBytes();
         return true;
     }
 
@@ -147,10 +154,13 @@ final class KafkaOutbox implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
-            metrics.queueDepth = queue.size();
             if (p == null) {
+                metrics.queueDepth = queue.size();
                 continue;
             }
+            budget.release(p.kind(), p.key(), p.value().length); // in the producer's hands now: its own buffer bounds it
+            metrics.queueDepth = queue.size();
+            metrics.queueBytes = budget.queuedBytes();
             send(p);
         }
     }
@@ -185,8 +195,8 @@ final class KafkaOutbox implements AutoCloseable {
             long now = System.nanoTime();
             if (now - lastErrorLogNanos > 1_000_000_000L) {
                 lastErrorLogNanos = now;
-                LOG.warn("Kafka does not take records for {}: holding them in order ({} queued, {} at most)", p.topic(), queue.size(),
-                        config.queueCapacity());
+                LOG.warn("Kafka does not take records for {}: holding them in order ({} queued, {} bytes; {} records or {} bytes "
+                        + "at most)", p.topic(), queue.size(), budget.queuedBytes(), config.queueCapacity(), config.queueMaxBytes());
             }
         }
     }
