@@ -19,7 +19,7 @@ class ClassAssignerTest {
     @BeforeEach
     void open() throws Exception {
         // hot at 3, warm at 2; a hot prefix leaves at most every 1000 ms with at most 4 blocks
-        harness = ProcessFunctionTestHarnesses.forProcessFunction(new ClassAssigner(100, 3, 2, 1_000, 4));
+        harness = ProcessFunctionTestHarnesses.forProcessFunction(new ClassAssigner(100, 3, 2, 1_000, 4, 2, 60_000));
         harness.setProcessingTime(0);
     }
 
@@ -54,10 +54,24 @@ class ClassAssignerTest {
     }
 
     @Test
+    void aBalancerSendingMoreLabelsThanTheCapGetsThemCountedUnderOtherNotOneWindowEach() throws Exception {
+        request("r1", "chat", 7, 1);
+        request("r2", "rag", 8, 1);
+        for (int i = 0; i < 100; i++) {
+            request("x" + i, "tenant-" + i, 9, 1); // a buggy or hostile balancer: a new label per request
+        }
+        request("r3", "chat", 7, 2);
+        request("r4", null, 6, 1);
+        assertThat(harness.extractOutputValues()).extracting(r -> r.prefixClass).doesNotContain("tenant-0")
+                .filteredOn(ClassLabels.OTHER::equals).hasSize(100);
+        assertThat(harness.extractOutputValues().subList(102, 104)).extracting(r -> r.prefixClass).containsExactly("chat", "one-shot");
+    }
+
+    @Test
     void aConversationsSecondTurnIsReuseNotOneShot() throws Exception {
         // The job's default warm-at (2): a prefix seen before is warm. Turn 2 carries turn 1 as its prefix.
         try (OneInputStreamOperatorTestHarness<JoinedRequest, JoinedRequest> defaults = ProcessFunctionTestHarnesses.forProcessFunction(
-                new ClassAssigner(100, 50, dev.kvrouter.jobs.config.KvRouterJobOptions.RATIOS_WARM_AT.defaultValue(), 1_000, 4))) {
+                new ClassAssigner(100, 50, dev.kvrouter.jobs.config.KvRouterJobOptions.RATIOS_WARM_AT.defaultValue(), 1_000, 4, 2, 60_000))) {
             for (long[] turn : new long[][] {{11, 12}, {11, 12, 13, 14}, {21, 22}}) {
                 JoinedRequest r = new JoinedRequest();
                 r.requestId = "t" + turn.length;
