@@ -195,6 +195,11 @@ public final class KvRouterJobOptions {
             .defaultValue(10_000).withDescription("Prefixes the popularity sketch tracks (bounded memory)."),
             atLeast(10));
 
+    public static final Declared<Integer> RATIOS_MAX_CLASSES = declare(ConfigOptions.key("ratios.max-classes").intType()
+            .defaultValue(64).withDescription("Balancers' prefix-class labels the ratios keep apart at once; past it a new label is "
+                    + "counted as 'other' until a known one has not been seen for a sliding window (kvr_class_labels_overflowed)."),
+            atLeast(1));
+
     // --- replicas of hot prefixes ------------------------------------------------------------
 
     public static final Declared<Integer> REPLICAS_MIN = declare(ConfigOptions.key("replicas.min").intType()

@@ -7,12 +7,12 @@ import java.time.Duration;
 
 /** The per-class ratios: their windows, how prefixes are classed, the smallest window the alerts judge, the staleness alert. */
 public record RatioSettings(Duration window, Duration slidingWindow, Duration slide, Duration joinBound, int hotAt, int warmAt,
-        int sketchCapacity, int affinityMinRequests, double alertStalenessAbove)
+        int sketchCapacity, int maxClasses, int affinityMinRequests, double alertStalenessAbove)
         implements Serializable {
 
     static RatioSettings read(OptionReader r) {
         RatioSettings s = new RatioSettings(r.get(RATIOS_WINDOW), r.get(RATIOS_SLIDING_WINDOW), r.get(RATIOS_SLIDE), r.get(RATIOS_JOIN_BOUND),
-                r.get(RATIOS_HOT_AT), r.get(RATIOS_WARM_AT), r.get(RATIOS_SKETCH_CAPACITY),
+                r.get(RATIOS_HOT_AT), r.get(RATIOS_WARM_AT), r.get(RATIOS_SKETCH_CAPACITY), r.get(RATIOS_MAX_CLASSES),
                 r.get(AFFINITY_MIN_REQUESTS), r.get(ALERT_STALENESS_ABOVE));
         if (r.valid(RATIOS_HOT_AT, RATIOS_WARM_AT) && s.hotAt() <= s.warmAt()) {
             r.problem(RATIOS_HOT_AT.key() + " (" + s.hotAt() + ") must be above " + RATIOS_WARM_AT.key() + " (" + s.warmAt() + ")");

@@ -11,7 +11,8 @@ import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Gives every request its prefix class: the balancer's label when it sent one, else hot, warm or
+ * Gives every request its prefix class: the balancer's label when it sent one (at most
+ * {@code maxLabels} of them at once, the rest counted as {@link ClassLabels#OTHER}), else hot, warm or
  * one-shot by how often its first block was seen (a bounded Space-Saving sketch, fed by every
  * request, labeled or not). Hot prefixes also leave on {@link #HOT_PREFIXES}, at most once per
  * interval each, with the blocks their recent requests share, for the replica planner.
@@ -38,20 +39,31 @@ public final class ClassAssigner extends ProcessFunction<JoinedRequest, JoinedRe
     private final long warmAt;
     private final long intervalMs;
     private final int maxPrefixBlocks;
+    private final int maxLabels;
+    private final long labelIdleMs;
     private transient PrefixPopularity popularity;
+    private transient ClassLabels labels;
     private transient Map<Long, HotTrack> hot;
 
-    public ClassAssigner(int capacity, long hotAt, long warmAt, long intervalMs, int maxPrefixBlocks) {
+    /**
+     * @param maxLabels   balancers' labels kept apart at once ({@code ratios.max-classes})
+     * @param labelIdleMs a label not seen this long gives its place to a new one
+     */
+    public ClassAssigner(int capacity, long hotAt, long warmAt, long intervalMs, int maxPrefixBlocks, int maxLabels, long labelIdleMs) {
         this.capacity = capacity;
         this.hotAt = hotAt;
         this.warmAt = warmAt;
         this.intervalMs = intervalMs;
         this.maxPrefixBlocks = maxPrefixBlocks;
+        this.maxLabels = maxLabels;
+        this.labelIdleMs = labelIdleMs;
     }
 
     @Override
     public void open(OpenContext openContext) {
         popularity = new PrefixPopularity(capacity);
+        labels = new ClassLabels(maxLabels, labelIdleMs);
+        getRuntimeContext().getMetricGroup().gauge("kvr_class_labels_overflowed", () -> labels.overflowed());
         // State bound: as many hot prefixes as the sketch tracks; the least recently seen leaves first.
         hot = new LinkedHashMap<>(64, 0.75f, true) {
             @Override
@@ -67,7 +79,8 @@ public final class ClassAssigner extends ProcessFunction<JoinedRequest, JoinedRe
         if (hasPrefix) {
             popularity.add(r.rootBlock);
         }
-        String prefixClass = r.prefixClass != null && !r.prefixClass.isBlank() ? r.prefixClass
+        String prefixClass = r.prefixClass != null && !r.prefixClass.isBlank()
+                ? labels.admit(r.prefixClass, ctx.timerService().currentProcessingTime())
                 : !hasPrefix ? UNKNOWN : switch (popularity.classify(r.rootBlock, hotAt, warmAt)) {
                     case HOT -> "hot";
                     case WARM -> "warm";

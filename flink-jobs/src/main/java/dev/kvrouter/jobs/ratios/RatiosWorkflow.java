@@ -90,7 +90,8 @@ public final class RatiosWorkflow {
 
         SingleOutputStreamOperator<JoinedRequest> classed = joined.union(unmatched)
                 .process(new ClassAssigner(config.ratios().sketchCapacity(), config.ratios().hotAt(), config.ratios().warmAt(),
-                        config.replicas().interval().toMillis(), config.replicas().prefixBlocks()))
+                        config.replicas().interval().toMillis(), config.replicas().prefixBlocks(), config.ratios().maxClasses(),
+                        config.ratios().slidingWindow().toMillis()))
                 .returns(TypeInformation.of(JoinedRequest.class)).setParallelism(1).name("prefix classes").uid("prefix-classes");
 
         KeySelector<JoinedRequest, String> byClass = r -> r.prefixClass;
