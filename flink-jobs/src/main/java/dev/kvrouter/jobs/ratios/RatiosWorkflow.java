@@ -137,7 +137,10 @@ public final class RatiosWorkflow {
                 .keyBy(alertKey).process(new AlertRules()).returns(TypeInformation.of(Alert.class))
                 .name("class alerts").uid("class-alerts")
                 .sinkTo(sinks.alerts()).name("alerts topic").uid("sink-class-alerts");
-        ratios.map(RatiosWorkflow::latest).returns(ViewWriteType.INFO).name("latest ratios").uid("latest-ratios")
+        // A class's fields leave the view's ratios hash after an hour without a report (two sliding windows if longer).
+        long ratiosRetentionMs = Math.max(java.time.Duration.ofHours(1).toMillis(), 2 * config.ratios().slidingWindow().toMillis());
+        ratios.keyBy(ratiosClass).process(new LatestRatios(ratiosRetentionMs)).returns(ViewWriteType.INFO)
+                .name("latest ratios").uid("latest-ratios")
                 .union(clients)
                 .sinkTo(sinks.view()).name("redis ratios").uid("sink-redis-ratios");
         int chunkTokens = config.view().chunkTokens();
@@ -195,16 +198,6 @@ public final class RatiosWorkflow {
             out.collect(LocationUpdate.confirm(r.promptBlocks[i], ViewLayout.tag(r.promptBlocks, i + 1, tagDepth), r.engineId,
                     r.finishedAtMs, 0, 0));
         }
-    }
-
-    /** The latest figures of a class in Redis: field {@code <class>/<tumbling|sliding>}. */
-    static ViewWrite latest(ClassRatios r) {
-        String value = String.format(java.util.Locale.ROOT, "%d|%d|%.4f|%.1f|%.6f|%.4f|%.4f|%s|%s|%d|%d", r.getWindowEndMs(),
-                r.getRequests(), r.getAffinityHitRate(), r.getAvoidedTokensPerHit(), r.getAvoidedUsdPerHit(), r.getLoadGini(),
-                r.getStalenessRatio(), r.getTtftP50Ms() == null ? "" : String.format(java.util.Locale.ROOT, "%.1f", r.getTtftP50Ms()),
-                r.getTtftP99Ms() == null ? "" : String.format(java.util.Locale.ROOT, "%.1f", r.getTtftP99Ms()),
-                r.getUnmatchedDecisions(), r.getUnmatchedOutcomes());
-        return ViewWrite.ratios(r.getPrefixClass() + "/" + r.getWindowKind().name().toLowerCase(), value, r.getWindowEndMs());
     }
 
     static JoinedRequest decisionOnly(RoutingDecision d) {
