@@ -111,11 +111,15 @@ public final class KvRouterClient implements AutoCloseable {
      *                         (the engine table empty, or Redis gone before it was ever read): chosen by this client's
      *                         own requests in flight, ended by {@link #done(String)}, like nginx's {@code least_conn};
      *                         none by default (the pick then answers {@link Source#NO_ENGINE})
+     * @param balancerId       the scope of this balancer's request ids in Redis: its reservations and places in the
+     *                         waiting room are kept under {@code <balancerId>/<request id>}, so that two balancers using
+     *                         the same request id (an upstream's X-Request-Id, a counter) never take over or release
+     *                         each other's; empty (the default): a random scope for each client created
      */
     public record Options(String redisUrl, String keyPrefix, int chunkTokens, int tagDepth, Duration maxViewAge,
                           Duration timeout, Duration connectTimeout, int maxBlocks, Duration snapshotInterval,
                           boolean clientSide, boolean reserves, MeterRegistry meters, RedisSecurity security, Duration hold,
-                          List<String> fallbackEngines) {
+                          List<String> fallbackEngines, String balancerId) {
         public static final Duration DEFAULT_MAX_VIEW_AGE = Duration.ofSeconds(2);
         public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
         public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -127,11 +131,14 @@ public final class KvRouterClient implements AutoCloseable {
         public static Options defaults(String redisUrl) {
             return new Options(redisUrl, ViewLayout.DEFAULT_KEY_PREFIX, ViewLayout.DEFAULT_CHUNK_TOKENS, ViewLayout.DEFAULT_TAG_DEPTH,
                     DEFAULT_MAX_VIEW_AGE, DEFAULT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BLOCKS, DEFAULT_SNAPSHOT_INTERVAL, false, true,
-                    Metrics.globalRegistry, RedisSecurity.none(), Duration.ZERO, List.of());
+                    Metrics.globalRegistry, RedisSecurity.none(), Duration.ZERO, List.of(), "");
         }
 
         public Options {
             fallbackEngines = List.copyOf(fallbackEngines);
+            if (balancerId.length() > 64 || balancerId.contains("/")) {
+                throw new IllegalArgumentException("balancerId must be at most 64 characters without '/', was '" + balancerId + "'");
+            }
         }
 
         /** The defaults for this Redis, to change field by field. */
@@ -197,6 +204,7 @@ public final class KvRouterClient implements AutoCloseable {
             private RedisSecurity security;
             private Duration hold;
             private List<String> fallbackEngines;
+            private String balancerId;
 
             private Builder(Options o) {
                 redisUrl = o.redisUrl;
@@ -214,6 +222,7 @@ public final class KvRouterClient implements AutoCloseable {
                 security = o.security;
                 hold = o.hold;
                 fallbackEngines = o.fallbackEngines;
+                balancerId = o.balancerId;
             }
 
             public Builder keyPrefix(String v) { keyPrefix = v; return this; }
@@ -230,10 +239,11 @@ public final class KvRouterClient implements AutoCloseable {
             public Builder security(RedisSecurity v) { security = v; return this; }
             public Builder hold(Duration v) { hold = v; return this; }
             public Builder fallbackEngines(List<String> v) { fallbackEngines = v; return this; }
+            public Builder balancerId(String v) { balancerId = v; return this; }
 
             public Options build() {
                 return new Options(redisUrl, keyPrefix, chunkTokens, tagDepth, maxViewAge, timeout, connectTimeout, maxBlocks,
-                        snapshotInterval, clientSide, reserves, meters, security, hold, fallbackEngines);
+                        snapshotInterval, clientSide, reserves, meters, security, hold, fallbackEngines, balancerId);
             }
         }
     }
@@ -246,6 +256,8 @@ public final class KvRouterClient implements AutoCloseable {
     private final RedisClusterCommands<String, String> redis;
     /** Matching client-side: asked for, or needed because on Redis Cluster the groups span slots. */
     private final boolean clientSide;
+    /** The scope of this client's request ids in Redis: the balancer id given, or a random one. */
+    private final String scope;
     /** Last engine table read, for the client-side match and for load-only routing while Redis is unreachable. */
     private volatile Map<String, String> lastEngines = Map.of();
     /** The view's confidence floor as last read (client-side matching); null before the first read. */
@@ -276,6 +288,8 @@ public final class KvRouterClient implements AutoCloseable {
         this.connection = ViewConnection.open(options.redisUrl(), options.security(), options.timeout(), options.connectTimeout(), 1024);
         this.redis = connection.sync();
         this.clientSide = options.clientSide() || connection.cluster();
+        this.scope = options.balancerId().isEmpty() ? java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextLong())
+                : options.balancerId();
         this.snapshots = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "kvr-engine-snapshot");
             t.setDaemon(true);
@@ -397,7 +411,7 @@ public final class KvRouterClient implements AutoCloseable {
         ownCounts.ended(requestId);
         try {
             Long released = redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER,
-                    new String[] {layout.enginesKey(), layout.reservationsKey()}, requestId);
+                    new String[] {layout.enginesKey(), layout.reservationsKey()}, reservationId(requestId));
             return released != null && released > 0;
         } catch (RedisException e) {
             return false;
@@ -417,7 +431,7 @@ public final class KvRouterClient implements AutoCloseable {
         }
         try {
             Long kept = redis.fcall(ViewLayout.HOLDING_FUNCTION, ScriptOutputType.INTEGER, new String[] {layout.reservationsKey()},
-                    requestIds.toArray(String[]::new));
+                    requestIds.stream().map(this::reservationId).toArray(String[]::new));
             return kept == null ? 0 : kept.intValue();
         } catch (RedisException e) {
             return 0;
@@ -433,7 +447,7 @@ public final class KvRouterClient implements AutoCloseable {
         args[0] = Long.toString(options.maxViewAge().toMillis());
         args[1] = prefixClass == null ? "" : prefixClass;
         args[2] = clientId == null ? "" : clientId;
-        args[3] = requestId == null ? "" : requestId;
+        args[3] = requestId == null || requestId.isEmpty() ? "" : reservationId(requestId);
         args[4] = Integer.toString(n);
         args[5] = ViewLayout.packedHex(chain, n);
         tail(args, 6, requestId, avoid);
@@ -478,7 +492,7 @@ public final class KvRouterClient implements AutoCloseable {
             args[0] = Long.toString(options.maxViewAge().toMillis());
             args[1] = prefixClass == null ? "" : prefixClass;
             args[2] = clientId == null ? "" : clientId;
-            args[3] = requestId == null ? "" : requestId;
+            args[3] = requestId == null || requestId.isEmpty() ? "" : reservationId(requestId);
             args[4] = Integer.toString(n);
             args[5] = PickPolicy.runsArgument(runs);
             for (int i = 0; i < sampled.length; i++) { // the pending prefixes are matched and recorded in the head slot
@@ -489,6 +503,14 @@ public final class KvRouterClient implements AutoCloseable {
         } catch (RedisException e) {
             return leastLoaded(Source.FALLBACK_REDIS_DOWN, requestId, avoid);
         }
+    }
+
+    /**
+     * The field this client's request is reserved under in Redis (and holds its place in the waiting
+     * room): the request id in this balancer's scope, {@code <balancerId>/<requestId>}.
+     */
+    public String reservationId(String requestId) {
+        return scope + "/" + requestId;
     }
 
     /** Whether this pick offers to hold its request: holding on, reserving, under a request id. */

@@ -953,10 +953,10 @@ class PickFunctionITCase {
             Pick first = placeUnder(a, "r1");
             assertThat(first).extracting(Pick::held, Pick::engineId, Pick::reason, Pick::source, Pick::requestId)
                     .containsExactly(true, "", "HOLD", Source.VIEW, null);
-            assertThat(redis.hget(layout.reservationsKey(), "r1")).as("a held request reserves nothing").isNull();
+            assertThat(redis.hget(layout.reservationsKey(), a.reservationId("r1"))).as("a held request reserves nothing").isNull();
             Thread.sleep(2); // held in a later millisecond: requests first held in the same one have no order
             assertThat(placeUnder(b, "r2").held()).as("another balancer's request waits too").isTrue();
-            assertThat(redis.zrange(layout.heldRequestsKey(), 0, -1)).containsExactly("r1", "r2");
+            assertThat(redis.zrange(layout.heldRequestsKey(), 0, -1)).containsExactly(a.reservationId("r1"), b.reservationId("r2"));
             assertThat(pick(router, chain).held()).as("a balancer that does not hold places as before").isFalse();
 
             // e2 reports a slot free: r1 came first, so r2 still waits, whoever asks first.
@@ -983,7 +983,8 @@ class PickFunctionITCase {
             assertThat(placeUnder(patient, "r2").held()).isTrue();
             assertThat(placeUnder(patient, "r3").held()).isTrue();
             assertThat(patient.done("r3")).as("a held request has no reservation").isFalse();
-            assertThat(redis.zrange(layout.heldRequestsKey(), 0, -1)).as("but leaves the waiting room on done").containsExactly("r1", "r2");
+            assertThat(redis.zrange(layout.heldRequestsKey(), 0, -1)).as("but leaves the waiting room on done")
+                    .containsExactly(brief.reservationId("r1"), patient.reservationId("r2"));
             Thread.sleep(350);
             assertThat(placeUnder(brief, "r1")).as("waited its 300 ms: placed though every engine is full")
                     .extracting(Pick::held, Pick::requestId).containsExactly(false, "r1");
@@ -1046,7 +1047,7 @@ class PickFunctionITCase {
         Pick first = pick(router, chain, null, "c1");
         assertThat(first.engineId()).isEqualTo("e3");
         assertThat(first.requestId()).isNotNull();
-        assertThat(redis.hget(layout.reservationsKey(), first.requestId())).startsWith("e3|").endsWith("|c1");
+        assertThat(redis.hget(layout.reservationsKey(), router.reservationId(first.requestId()))).startsWith("e3|").endsWith("|c1");
         assertThat(pick(router, chain).engineId()).as("e3 counts the reservation: 1, against e1's 1 (id)").isEqualTo("e1");
 
         // e3 reports after the pick, with the request in its queue: the report covers it.
@@ -1058,9 +1059,9 @@ class PickFunctionITCase {
                 .isEqualTo("1");
 
         assertThat(router.done(first.requestId())).isTrue();
-        assertThat(redis.hget(layout.reservationsKey(), first.requestId())).isNull();
+        assertThat(redis.hget(layout.reservationsKey(), router.reservationId(first.requestId()))).isNull();
         assertThat(redis.exists(layout.clientReservationsKey("c1"))).isZero();
-        assertThat(redis.zscore(layout.engineReservationsKey("e3"), first.requestId())).isNull();
+        assertThat(redis.zscore(layout.engineReservationsKey("e3"), router.reservationId(first.requestId()))).isNull();
         assertThat(router.done(first.requestId())).as("done twice releases once").isFalse();
     }
 
@@ -1113,7 +1114,7 @@ class PickFunctionITCase {
         Thread.sleep(1_100);
         engine("e3", "READY", 0, 1); // the engine table as before, loads reported long ago
         Pick next = pick(router, chain, null, "c2"); // every placement sweeps what expired
-        assertThat(redis.hget(layout.reservationsKey(), forgotten.requestId())).isNull();
+        assertThat(redis.hget(layout.reservationsKey(), router.reservationId(forgotten.requestId()))).isNull();
         assertThat(redis.hgetall(layout.clientReservationsKey("c1"))).isEmpty();
         assertThat(next.engineId()).as("the expired reservation no longer counts on e3").isEqualTo("e3");
     }
@@ -1343,8 +1344,8 @@ class PickFunctionITCase {
         Pick retry = router.pick(chain, null, "c1", first.requestId(), java.util.Set.of("e1"));
         assertThat(retry).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason, Pick::requestId)
                 .containsExactly("e2", 2, "AFFINITY", first.requestId());
-        assertThat(redis.hget(layout.reservationsKey(), first.requestId())).startsWith("e2|");
-        assertThat(redis.zscore(layout.engineReservationsKey("e1"), first.requestId())).isNull();
+        assertThat(redis.hget(layout.reservationsKey(), router.reservationId(first.requestId()))).startsWith("e2|");
+        assertThat(redis.zscore(layout.engineReservationsKey("e1"), router.reservationId(first.requestId()))).isNull();
         assertThat(redis.hgetall(layout.clientReservationsKey("c1"))).isEqualTo(Map.of("e2", "1"));
         // Neither holder reachable: the least loaded of the rest, cold.
         assertThat(router.pick(chain, null, "c1", first.requestId(), java.util.Set.of("e1", "e2")))
