@@ -1027,6 +1027,26 @@ class PickFunctionITCase {
         }
     }
 
+    @Test
+    void withEveryEngineSuspectOrBusyNothingIsHeldForNoSlotOfTheirsWouldBeCountedFree(StackAddresses stack) {
+        // Every engine silent for a while (SUSPECT: a stall upstream of the job, or the fleet's trouble), slots free:
+        // a free slot there is never counted, so a held request would wait its whole hold for nothing.
+        for (String id : List.of("e1", "e2", "e3")) {
+            redis.hset(layout.enginesKey(), id, new EngineEntry("SUSPECT", 0, 1, 500, TAU, 1, false, System.currentTimeMillis(),
+                    EngineEntry.BOTH, 4, 0, 4_000).encode());
+        }
+        try (KvRouterClient holding = new KvRouterClient(holdingFor(stack, Duration.ofSeconds(30)))) {
+            Pick p = placeUnder(holding, "r1");
+            assertThat(p.held()).isFalse();
+            assertThat(p.engineId()).isNotEmpty();
+        }
+        // One engine READY and full beside them: its slot is worth waiting for.
+        running("e1", 4);
+        try (KvRouterClient holding = new KvRouterClient(holdingFor(stack, Duration.ofSeconds(30)))) {
+            assertThat(placeUnder(holding, "r2").held()).isTrue();
+        }
+    }
+
     /** Every engine's 4 slots taken. */
     private void everyEngineFull() {
         running("e1", 4);
