@@ -120,7 +120,11 @@ class FunctionArgumentsITCase {
             }
             assertThat(call.mustBeRefused()).as("answered %s to %s", answer, call).isFalse();
         }
-        assertThat(redis.slowlogGet()).as("no call over 50 ms").isEmpty();
+        // The library's calls only: the test's own digest (a KEYS and a read of every key, as EVAL) is no call a balancer makes.
+        assertThat(redis.slowlogGet()).as("no call of the library over 50 ms").filteredOn(entry -> {
+            Object command = ((List<?>) entry).get(3);
+            return command instanceof List<?> words && !words.isEmpty() && String.valueOf(words.get(0)).startsWith("FCALL");
+        }).isEmpty();
 
         // Every request done: nothing is left reserved or queued, and what is queued is a real time.
         redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER, new String[] {layout.enginesKey(), layout.reservationsKey()},

@@ -7,7 +7,7 @@ local LAYOUT = 8
 -- (LibraryRevisionTest holds each revision's code hash). A job refuses to replace a library of a
 -- later layout or revision than its own (ViewConnection.loadViewFunctions): an older job must not
 -- silently downgrade the routing of every balancer.
-local REVISION = 1
+local REVISION = 2
 
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms
 -- (read with one pattern: every pick parses every engine, and one match costs a third less than a split).
@@ -302,16 +302,17 @@ local function hold(h, request, hold_ms)
     return false
   end
   -- Free slots on the engines that take requests; slots not learned yet (no engine has had a request
-  -- wait) or no engine live: no telling the fleet is full, nothing waits.
-  local free, live = 0, false
+  -- wait), or no engine that takes requests (none live; or every one BUSY, DRAINING or SUSPECT, whose
+  -- freed slots are never counted): no telling when a slot frees, nothing waits.
+  local free, taking = 0, false
   for _, e in pairs(h.engines) do
     if e.slots == 0 then return false end
-    live = true
     if e.status ~= 'BUSY' and e.status ~= 'DRAINING' and e.status ~= 'SUSPECT' then
+      taking = true
       free = free + math.max(0, e.slots - e.load)
     end
   end
-  if not live then return false end
+  if not taking then return false end
   local ahead = first and redis.call('ZCOUNT', key, '-inf', '(' .. first) or redis.call('ZCARD', key)
   if ahead < free or (not first and ahead >= HOLD_CAP) then
     if first then unhold(h.res, request) end
