@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 /** {@code kvr bench ...}: benchmarks that print figures, each beside a ceiling measured in the same run. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks against the running stack; figures are printed, never asserted. Record them in BENCHMARKS.md.",
-        subcommands = {BenchCommand.Pick.class, BenchCommand.Ingest.class, BenchCommand.Slots.class})
+        subcommands = {BenchCommand.Pick.class, BenchCommand.Ingest.class, BenchCommand.Slots.class, BenchCommand.Gateway.class})
 public final class BenchCommand {
 
     @Command(name = "pick", mixinStandardHelpOptions = true,
@@ -32,6 +32,50 @@ public final class BenchCommand {
         @Override
         public Integer call() throws Exception {
             Benchmarks.pick(StackAddresses.toMeasure(), iterations, Duration.ofSeconds(maxSeconds), threads, System.out);
+            return 0;
+        }
+    }
+
+    @Command(name = "gateway", mixinStandardHelpOptions = true,
+            description = "What routing by the view costs nginx: one nginx routing by the view and one proxying round robin without "
+                    + "Lua, one worker each, in front of engines that answer at once, the same requests interleaved round by round: "
+                    + "latency p50/p99, requests/s, nginx's CPU per request (process accounting) and the CPU spent hashing prompts. "
+                    + "Needs no stack (a private Redis and engines of its own); installs nginx's packages like './kvr gateway'.")
+    static final class Gateway implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--blocks", split = ",", defaultValue = "64,2048", description = "Prompt sizes in blocks (default: ${DEFAULT-VALUE}).")
+        List<Integer> blocks;
+
+        @Option(names = "--requests", defaultValue = "3000", description = "Requests per round and gateway (default: ${DEFAULT-VALUE}).")
+        int requests;
+
+        @Option(names = "--concurrency", defaultValue = "8", description = "Requests in flight (default: ${DEFAULT-VALUE}).")
+        int concurrency;
+
+        @Option(names = "--rounds", defaultValue = "4", description = "Rounds, each gateway once a round (default: ${DEFAULT-VALUE}).")
+        int rounds;
+
+        @Override
+        public Integer call() throws Exception {
+            List<String> problems = new java.util.ArrayList<>();
+            if (blocks.stream().anyMatch(b -> b < 1 || b > 65_536)) {
+                problems.add("--blocks " + blocks + ": each from 1 to 65536");
+            }
+            if (requests < 100) {
+                problems.add("--requests " + requests + ": at least 100 (a p99 needs them)");
+            }
+            if (concurrency < 1 || concurrency > 256) {
+                problems.add("--concurrency " + concurrency + ": from 1 to 256");
+            }
+            if (rounds < 1) {
+                problems.add("--rounds " + rounds + ": at least 1");
+            }
+            if (!problems.isEmpty()) {
+                throw new CommandLine.ParameterException(spec.commandLine(), String.join("; ", problems));
+            }
+            Benchmarks.gateway(blocks, requests, concurrency, rounds, System.out);
             return 0;
         }
     }

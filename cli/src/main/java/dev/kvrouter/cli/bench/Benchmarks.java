@@ -13,14 +13,22 @@ public final class Benchmarks {
     private Benchmarks() {}
 
     public static void pick(StackAddresses stack, int iterations, Duration maxPerCase, int threads, PrintStream out) throws Exception {
-        PickBench.run(stack.redisUrl(), RedisSecurity.fromConfig(stack.client().redis()), defaultViewMeta(stack), iterations,
+        PickBench.run(stack.redisUrl(), RedisSecurity.fromConfig(stack.client().redis()), defaultViewMeta(), iterations,
                 maxPerCase, threads, out);
     }
 
-    /** The meta a kv-router job with its default settings writes beside the view. */
-    private static java.util.Map<String, String> defaultViewMeta(StackAddresses stack) {
-        return KvRouterJob.viewMeta(KvRouterJobConfig.from(java.util.Map.of("kafka.bootstrap", stack.kafkaBootstrap(),
-                "schema-registry.url", stack.schemaRegistryUrl(), "redis.url", stack.redisUrl())));
+    /** nginx routing by the view against nginx proxying without it, on a private Redis and engines of its own: no stack needed. */
+    public static void gateway(java.util.List<Integer> blockSizes, int requests, int concurrency, int rounds, PrintStream out) throws Exception {
+        GatewayBench.run(defaultViewMeta(), blockSizes, requests, concurrency, rounds, out);
+    }
+
+    /**
+     * The meta a kv-router job with its default settings writes beside the view (the addresses the
+     * configuration requires shape none of it: loopback placeholders).
+     */
+    private static java.util.Map<String, String> defaultViewMeta() {
+        return KvRouterJob.viewMeta(KvRouterJobConfig.from(java.util.Map.of("kafka.bootstrap", "127.0.0.1:9092",
+                "schema-registry.url", "http://127.0.0.1:8081", "redis.url", "redis://127.0.0.1:6379")));
     }
 
     public static void ingest(StackAddresses stack, int entries, int warmUpEntries, int engines, Duration freshness, double freshnessRate,
