@@ -26,15 +26,23 @@ final class KafkaBroker {
 
     /** Formats a fresh log dir and starts the broker; returns the broker process. */
     static Process start(Path stateDir, int brokerPort, int controllerPort, String marker) {
-        return start(stateDir, brokerPort, controllerPort, marker, true, null);
+        return start(stateDir, brokerPort, controllerPort, marker, true, null, null);
     }
+
+    /**
+     * A second plaintext listener, {@code LINK}, on {@code listenPort}, advertised at {@code advertisedPort}:
+     * a client bootstrapped there is told to keep using {@code advertisedPort}, so a relay on it (a
+     * {@link TcpProxy} to {@code listenPort}) carries all of that client's traffic and can cut it, while
+     * clients of the main listener go on.
+     */
+    record Link(int listenPort, int advertisedPort) {}
 
     /**
      * Starts the broker, on a fresh log dir or ({@code fresh} false) on the one a killed broker left.
      * With {@code security}, its client listener is SASL_SSL (SCRAM-SHA-512, the users created when
      * the log dir is formatted), and the broker talks to itself the same way.
      */
-    static Process start(Path stateDir, int brokerPort, int controllerPort, String marker, boolean fresh, StackSecurity security) {
+    static Process start(Path stateDir, int brokerPort, int controllerPort, String marker, boolean fresh, StackSecurity security, Link link) {
         Path dataDir = stateDir.resolve("kafka-data");
         Path config = stateDir.resolve("kafka-server.properties");
         Path log4j = stateDir.resolve("kafka-log4j2.properties");
@@ -42,7 +50,7 @@ final class KafkaBroker {
         if (fresh) {
             Directories.deleteRecursively(dataDir);
         }
-        String properties = serverProperties(dataDir, brokerPort, controllerPort, security);
+        String properties = serverProperties(dataDir, brokerPort, controllerPort, security, link);
         if (security != null) {
             StackSecurity.writeOwnerOnly(config, properties); // it holds the broker's own passwords
         } else {
@@ -118,7 +126,7 @@ final class KafkaBroker {
         }
     }
 
-    private static String serverProperties(Path dataDir, int brokerPort, int controllerPort, StackSecurity security) {
+    private static String serverProperties(Path dataDir, int brokerPort, int controllerPort, StackSecurity security, Link link) {
         Properties p = new Properties();
         p.setProperty("process.roles", "broker,controller");
         p.setProperty("node.id", "1");
@@ -160,6 +168,14 @@ final class KafkaBroker {
             p.setProperty("ssl.truststore.type", "PKCS12");
             p.setProperty("ssl.truststore.location", security.truststore().toString());
             p.setProperty("ssl.truststore.password", security.storePassword());
+        }
+        if (link != null) {
+            if (security != null) {
+                throw new IllegalArgumentException("a LINK listener is plaintext: not on a secure broker");
+            }
+            p.setProperty("listeners", p.getProperty("listeners") + ",LINK://127.0.0.1:" + link.listenPort());
+            p.setProperty("advertised.listeners", p.getProperty("advertised.listeners") + ",LINK://127.0.0.1:" + link.advertisedPort());
+            p.setProperty("listener.security.protocol.map", p.getProperty("listener.security.protocol.map") + ",LINK:PLAINTEXT");
         }
         StringBuilder text = new StringBuilder("# written by kvr stack up\n");
         p.stringPropertyNames().stream().sorted().forEach(k -> text.append(k).append('=').append(p.getProperty(k)).append('\n'));

@@ -188,7 +188,7 @@ public final class LocalStack {
                         dir.resolve("logs").resolve("registry-gateway.log"));
             }
             state.recordProcess(Service.REDIS, RedisServer.start(dir, redisExecutable, redisPort, security).toHandle());
-            state.recordProcess(Service.KAFKA, KafkaBroker.start(dir, kafkaPort, controllerPort, marker, true, security).toHandle());
+            state.recordProcess(Service.KAFKA, KafkaBroker.start(dir, kafkaPort, controllerPort, marker, true, security, null).toHandle());
 
             Map<Service, BooleanSupplier> checks = new EnumMap<>(Service.class);
             checks.put(Service.KAFKA, () -> KafkaBroker.answers(bootstrap, kafkaClient));

@@ -9,7 +9,6 @@ import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.contract.ViewLayout;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineHealth;
-import dev.kvrouter.events.EngineStateChange;
 import dev.kvrouter.jobs.config.KvRouterJobConfig;
 import dev.kvrouter.stack.Directories;
 import dev.kvrouter.stack.LocalRedis;
@@ -25,7 +24,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -89,7 +87,7 @@ class JobRecoveryITCase {
     void aTaskManagerKilledMidStreamCostsNoEntryAndAddsNone(boolean changelog, StackAddresses stack, @InjectMiniCluster MiniCluster flink)
             throws Exception {
         try (Scene scene = new Scene(stack, "it-tm-kill", "hashmap", changelog)) {
-            List<int[]> prompts = prompts(21, PROMPTS, BLOCKS_PER_PROMPT);
+            List<int[]> prompts = ViewTestSupport.prompts(21, PROMPTS, BLOCKS_PER_PROMPT);
             List<int[]> firstHalf = prompts.subList(0, PROMPTS / 2);
             scene.store(firstHalf);
             Set<String> half = scene.clean(firstHalf);
@@ -126,7 +124,7 @@ class JobRecoveryITCase {
         try (Scene scene = new Scene(stack, "it-redis-restart", "hashmap");
              KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(scene.redis.url())
                      .withKeyPrefix(scene.config.view().keyPrefix()).observing().withMaxViewAge(Duration.ofMinutes(5)))) {
-            List<int[]> prompts = prompts(24, 1_250, 16);
+            List<int[]> prompts = ViewTestSupport.prompts(24, 1_250, 16);
             Set<String> clean = scene.clean(prompts);
             RedisCommands<String, String> sync = scene.connection.sync();
             scene.store(prompts);
@@ -161,7 +159,7 @@ class JobRecoveryITCase {
     void aJobDownLongerThanDeadAfterComesBackFromItsSavepointOnRocksDbWithItsEngineAndEveryEntry(StackAddresses stack)
             throws Exception {
         try (Scene scene = new Scene(stack, "it-savepoint", "rocksdb")) {
-            List<int[]> prompts = prompts(22, PROMPTS, BLOCKS_PER_PROMPT);
+            List<int[]> prompts = ViewTestSupport.prompts(22, PROMPTS, BLOCKS_PER_PROMPT);
             Set<String> clean = scene.clean(prompts);
             scene.store(prompts);
             awaitTrue(() -> scene.entries().equals(clean), "the view");
@@ -176,7 +174,7 @@ class JobRecoveryITCase {
             assertThat(scene.connection.sync().hget(scene.layout.enginesKey(), scene.engine.id))
                     .as("the engine is in the engine table").startsWith("READY|");
             assertThat(scene.entries()).isEqualTo(clean);
-            assertThat(healthChanges(stack, scene.config, scene.engine.id)).as("no engine dropped for the job's own downtime")
+            assertThat(ViewTestSupport.healthChanges(stack, scene.config, scene.engine.id)).as("no engine dropped for the job's own downtime")
                     .contains(EngineHealth.READY).doesNotContain(EngineHealth.SUSPECT, EngineHealth.DEAD);
         }
     }
@@ -191,7 +189,7 @@ class JobRecoveryITCase {
                      ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024,
                      ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
                      ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
-            List<int[]> prompts = prompts(23, 20, BLOCKS_PER_PROMPT);
+            List<int[]> prompts = ViewTestSupport.prompts(23, 20, BLOCKS_PER_PROMPT);
             String kvEvents = scene.config.kafka().topic(TopicNames.KV_EVENTS);
             byte[] twoMiB = new byte[2 * 1024 * 1024];
             java.util.Arrays.fill(twoMiB, (byte) '{');
@@ -230,7 +228,7 @@ class JobRecoveryITCase {
         RedisClient client;
         StatefulRedisConnection<String, String> connection;
         KafkaProducer<String, Object> producer;
-        Heartbeats alive;
+        ViewTestSupport.Heartbeats alive;
         JobClient job;
 
         Scene(StackAddresses stack, String name, String stateBackend) throws Exception {
@@ -245,7 +243,7 @@ class JobRecoveryITCase {
                 client = RedisClient.create(redis.url());
                 connection = client.connect();
                 producer = ViewTestSupport.producer(stack);
-                alive = new Heartbeats(producer, config, engine);
+                alive = new ViewTestSupport.Heartbeats(producer, config, engine);
                 job = start(config, null);
             } catch (Exception | Error e) {
                 close();
@@ -299,23 +297,6 @@ class JobRecoveryITCase {
         }
     }
 
-    /** A live engine's load report every half second, from the test's start to its end. */
-    private static final class Heartbeats implements AutoCloseable {
-        private final java.util.concurrent.ScheduledExecutorService timer =
-                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-
-        Heartbeats(KafkaProducer<String, Object> producer, KvRouterJobConfig config, FakeEngine engine) {
-            timer.scheduleAtFixedRate(() -> producer.send(new ProducerRecord<>(config.kafka().topic(TopicNames.ENGINE_LOAD), engine.id, engine.load(0, 1))),
-                    0, 500, TimeUnit.MILLISECONDS);
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            timer.shutdownNow();
-            timer.awaitTermination(10, TimeUnit.SECONDS);
-        }
-    }
-
     private KvRouterJobConfig config(StackAddresses stack, String topics, LocalRedis redis, String stateBackend, boolean changelog) {
         return ViewTestSupport.config(stack, topics, redis.url(),
                 "engine.suspect-after", "2 s", "engine.dead-after", "3 s",
@@ -351,16 +332,6 @@ class JobRecoveryITCase {
         return env.executeAsync("recovery");
     }
 
-    /** {@code count} random prompts of {@code blocks} 16-token blocks. */
-    private static List<int[]> prompts(long seed, int count, int blocks) {
-        Random random = new Random(seed);
-        List<int[]> prompts = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            prompts.add(random.ints(blocks * 16, 0, 50_000).toArray());
-        }
-        return prompts;
-    }
-
     private static long completedCheckpoints(MiniCluster flink, JobClient job) {
         try {
             return flink.getExecutionGraph(job.getJobID()).get().getCheckpointStatsSnapshot().getCounts()
@@ -376,22 +347,6 @@ class JobRecoveryITCase {
             max = Math.max(max, task.getCurrentExecutionAttempt().getAttemptNumber());
         }
         return max;
-    }
-
-    /** The engine's health changes as the engine-state topic has them, read to its end. */
-    private static List<EngineHealth> healthChanges(StackAddresses stack, KvRouterJobConfig config, String engine) {
-        List<EngineHealth> health = new ArrayList<>();
-        try (KafkaConsumer<String, EngineStateChange> consumer = ViewTestSupport.consumer(stack, "it-health", config.kafka().topic(TopicNames.ENGINE_STATE))) {
-            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-            while (System.nanoTime() < deadline) {
-                consumer.poll(Duration.ofMillis(200)).forEach(r -> {
-                    if (r.value().getEngine().toString().startsWith(engine)) {
-                        health.add(r.value().getHealth());
-                    }
-                });
-            }
-        }
-        return health;
     }
 
     private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {

@@ -205,4 +205,48 @@ public final class ViewTestSupport {
         }
         return found;
     }
+
+    /** A live engine's load report every half second, from the test's start to its end. */
+    static final class Heartbeats implements AutoCloseable {
+        private final java.util.concurrent.ScheduledExecutorService timer =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+
+        Heartbeats(KafkaProducer<String, Object> producer, KvRouterJobConfig config, FakeEngine engine) {
+            timer.scheduleAtFixedRate(() -> producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(
+                    config.kafka().topic(dev.kvrouter.common.TopicNames.ENGINE_LOAD), engine.id, engine.load(0, 1))),
+                    0, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            timer.shutdownNow();
+            timer.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /** {@code count} random prompts of {@code blocks} 16-token blocks. */
+    public static List<int[]> prompts(long seed, int count, int blocks) {
+        java.util.Random random = new java.util.Random(seed);
+        List<int[]> prompts = new java.util.ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            prompts.add(random.ints(blocks * 16, 0, 50_000).toArray());
+        }
+        return prompts;
+    }
+
+    /** The engine's health changes as the engine-state topic has them, read to its end. */
+    public static List<dev.kvrouter.events.EngineHealth> healthChanges(StackAddresses stack, KvRouterJobConfig config, String engine) {
+        List<dev.kvrouter.events.EngineHealth> health = new java.util.ArrayList<>();
+        try (KafkaConsumer<String, dev.kvrouter.events.EngineStateChange> consumer = consumer(stack, "it-health", config.kafka().topic(dev.kvrouter.common.TopicNames.ENGINE_STATE))) {
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (System.nanoTime() < deadline) {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> {
+                    if (r.value().getEngine().toString().startsWith(engine)) {
+                        health.add(r.value().getHealth());
+                    }
+                });
+            }
+        }
+        return health;
+    }
 }
