@@ -71,6 +71,23 @@ class EngineTableTest {
     }
 
     @Test
+    void aSampleNoEngineCouldShowMovesNothingASlowOrFastButRealOneCounts() throws Exception {
+        harness.processElement1(status("READY", 1_000), 1_000);
+        // A buggy or hostile balancer's outcomes: a billion tokens computed in a millisecond, and ten tokens in an hour.
+        harness.processElement2(RequestSample.prefill("e1", 1e9, 1, 1_000), 1_000);
+        harness.processElement2(RequestSample.prefill("e1", 10, 3_600_000, 1_000), 1_000);
+        harness.processElement2(RequestSample.slot("e1", 1e12, 1_000), 1_000);
+        harness.processElement1(status("READY", 1_100), 1_100);
+        assertThat(lastEntry().prefillTokensPerS()).as("nothing measured: unknown, the configured rate").isZero();
+        assertThat(lastEntry().slotMs()).as("no slot time learned from an absurd one").isZero();
+
+        // An engine at 1/32 and one at 32 times the configured rate are still seen as they are.
+        harness.processElement2(RequestSample.prefill("e1", 3_125, 10_000, 1_200), 1_200);
+        harness.processElement1(status("READY", 1_300), 1_300);
+        assertThat(lastEntry().prefillTokensPerS()).isBetween(300, 700);
+    }
+
+    @Test
     void anEngineThatGetsNoMoreRequestsDriftsBackToTheConfiguredRate() throws Exception {
         harness.processElement1(status("READY", 1_000), 1_000);
         harness.processElement2(RequestSample.prefill("e1", 2_500, 1_000, 1_000), 1_000);
