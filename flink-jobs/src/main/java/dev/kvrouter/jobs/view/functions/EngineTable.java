@@ -48,10 +48,20 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
      * turn extending the prompt its engine stored last). Slowdowns up to this factor show.
      */
     public static final double MAX_PACE_SLOWDOWN = 8;
+    /**
+     * A request's prefill counts only if its rate is within this factor of the configured one, either
+     * way, and its slot time within {@link #MAX_SLOT_MS}: outcomes come from balancers, and one that
+     * reports a billion tokens in a millisecond (a bug, or a hostile caller) must not make an engine look
+     * infinitely fast, nor one claiming an hour for ten tokens make it look dead. Real engines, even
+     * throttled, preempted or misconfigured by an order of magnitude or two, fall inside.
+     */
+    public static final double MAX_RATE_FACTOR = 1_000;
+    public static final double MAX_SLOT_MS = 3_600_000;
 
     private final double configuredTokensPerS;
     private transient ValueState<EngineSpeed> speed;
     private transient Counter unknownEngine;
+    private transient Counter outOfRange;
 
     /** @param configuredTokensPerS {@code cost.prefill-tokens-per-s}: the rate an engine is assumed at without evidence */
     public EngineTable(double configuredTokensPerS) {
@@ -62,6 +72,7 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
     public void open(OpenContext openContext) {
         speed = getRuntimeContext().getState(new ValueStateDescriptor<>("engine-speed", TypeInformation.of(EngineSpeed.class)));
         unknownEngine = getRuntimeContext().getMetricGroup().counter("kvr_request_samples_of_an_unknown_engine_total");
+        outOfRange = getRuntimeContext().getMetricGroup().counter("kvr_request_samples_out_of_range_total");
     }
 
     @Override
@@ -95,7 +106,22 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
         if (sample.fromKvEvents && sample.prefillMs > MAX_PACE_SLOWDOWN * sample.prefillTokens / configuredTokensPerS * 1000) {
             return; // a gap, not a chunk (see MAX_PACE_SLOWDOWN)
         }
+        if (!plausible(sample, configuredTokensPerS)) {
+            outOfRange.inc();
+            return;
+        }
         speed.update(add(r, sample));
+    }
+
+    /** Whether a sample's prefill rate and slot time are within what any engine could show (MAX_RATE_FACTOR, MAX_SLOT_MS). */
+    static boolean plausible(RequestSample sample, double configuredTokensPerS) {
+        if (sample.prefillMs > 0) {
+            double rate = sample.prefillTokens / sample.prefillMs * 1000;
+            if (!(rate >= configuredTokensPerS / MAX_RATE_FACTOR && rate <= configuredTokensPerS * MAX_RATE_FACTOR)) {
+                return false;
+            }
+        }
+        return !(sample.slotMs < 0 || sample.slotMs > MAX_SLOT_MS);
     }
 
     /** The sums with one more request, decayed to the later of the two times (a late request counts for less). */

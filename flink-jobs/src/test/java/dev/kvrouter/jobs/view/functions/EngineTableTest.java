@@ -81,7 +81,7 @@ class EngineTableTest {
         assertThat(lastEntry().prefillTokensPerS()).as("nothing measured: unknown, the configured rate").isZero();
         assertThat(lastEntry().slotMs()).as("no slot time learned from an absurd one").isZero();
 
-        // An engine at 1/32 and one at 32 times the configured rate are still seen as they are.
+        // An engine at 1/32 of the configured rate is still seen as it is.
         harness.processElement2(RequestSample.prefill("e1", 3_125, 10_000, 1_200), 1_200);
         harness.processElement1(status("READY", 1_300), 1_300);
         assertThat(lastEntry().prefillTokensPerS()).isBetween(300, 700);
