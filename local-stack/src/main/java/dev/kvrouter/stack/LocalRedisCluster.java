@@ -18,6 +18,8 @@ public final class LocalRedisCluster implements AutoCloseable {
     private final List<Process> nodes = new ArrayList<>();
     private final List<Integer> ports = new ArrayList<>();
     private StackSecurity security;
+    private Path dir;
+    private Path redisCli;
 
     private LocalRedisCluster() {}
 
@@ -46,6 +48,8 @@ public final class LocalRedisCluster implements AutoCloseable {
             Files.createDirectories(dir);
             StackSecurity security = secure ? StackSecurity.create(dir) : null;
             cluster.security = security;
+            cluster.dir = dir;
+            cluster.redisCli = redisCli;
             for (int i = 0; i < primaries * (1 + replicasEach); i++) {
                 int port = Ports.free();
                 Path nodeDir = Files.createDirectories(dir.resolve("node-" + port));
@@ -78,7 +82,7 @@ public final class LocalRedisCluster implements AutoCloseable {
             if (exit != 0) {
                 throw new IllegalStateException("redis-cli --cluster create failed:\n" + Processes.tail(dir.resolve("create.log"), 20));
             }
-            await(() -> cluster.clusterOk(redisCli, cluster.ports.get(0), dir), "cluster_state:ok");
+            await(() -> cluster.cli(cluster.ports.get(0), "cluster", "info").contains("cluster_state:ok"), "cluster_state:ok");
             return cluster;
         } catch (IOException e) {
             cluster.close();
@@ -114,21 +118,47 @@ public final class LocalRedisCluster implements AutoCloseable {
         return security == null ? java.util.Map.of() : java.util.Map.of("REDISCLI_AUTH", security.secret("redis-password"));
     }
 
-    private boolean clusterOk(Path redisCli, int port, Path dir) {
-        Path out = dir.resolve("cluster-info.log");
+    /** A replica whose link to its primary is up (a new cluster's replicas sync first), within 30 s: its port. */
+    public int replicaInSync() {
+        int[] found = {0};
+        await(() -> {
+            for (int port : ports) {
+                String replication = cli(port, "info", "replication");
+                if (replication.contains("role:slave") && replication.contains("master_link_status:up")) {
+                    found[0] = port;
+                    return true;
+                }
+            }
+            return false;
+        }, "a replica in sync");
+        return found[0];
+    }
+
+    /**
+     * The replica takes its primary's slots ({@code CLUSTER FAILOVER TAKEOVER}: no vote of the other
+     * primaries, so it completes on a cluster whose gossip is still settling, as an operator does when a
+     * primary is gone for good); returns once it serves as a primary.
+     */
+    public void takeOver(int replicaPort) {
+        String answer = cli(replicaPort, "cluster", "failover", "takeover");
+        if (!answer.contains("OK")) {
+            throw new IllegalStateException("CLUSTER FAILOVER TAKEOVER on " + replicaPort + " answered: " + answer);
+        }
+        await(() -> cli(replicaPort, "role").startsWith("master"), "the replica on " + replicaPort + " promoted");
+    }
+
+    /** One redis-cli command on a node; its output, empty when it could not run. */
+    private String cli(int port, String... args) {
+        Path out = dir.resolve("cli-" + port + ".log");
+        List<String> command = new ArrayList<>(List.of(redisCli.toString(), "-p", Integer.toString(port)));
+        command.addAll(cliSecurity());
+        command.addAll(List.of(args));
         try {
             Files.deleteIfExists(out);
-        } catch (IOException e) {
-            return false;
-        }
-        List<String> info = new ArrayList<>(List.of(redisCli.toString(), "-p", Integer.toString(port)));
-        info.addAll(cliSecurity());
-        info.addAll(List.of("cluster", "info"));
-        Processes.runToCompletion(info, dir, out, Duration.ofSeconds(10), cliEnvironment());
-        try {
-            return Files.readString(out).contains("cluster_state:ok");
-        } catch (IOException e) {
-            return false;
+            Processes.runToCompletion(command, dir, out, Duration.ofSeconds(10), cliEnvironment());
+            return Files.readString(out);
+        } catch (IOException | RuntimeException e) {
+            return "";
         }
     }
 

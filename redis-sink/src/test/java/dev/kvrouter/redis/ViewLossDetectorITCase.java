@@ -71,24 +71,11 @@ class ViewLossDetectorITCase {
     void aClusterFailoverAsksForTheViewAgain() throws Exception {
         try (LocalRedisCluster cluster = LocalRedisCluster.start(3, 1, dir.resolve("failover"));
              ViewLossDetector detector = new ViewLossDetector(RedisViewSinkOptions.defaults(cluster.url()).withKeyPrefix("t:"))) {
-            // A new cluster's replicas first sync with their primaries.
-            int replica = awaitTrue(() -> cluster.ports().stream()
-                    .filter(port -> "slave".equals(role(port)) && info(port).contains("master_link_status:up")).findFirst(),
-                    "a replica in sync within 30 s").get();
+            int replica = cluster.replicaInSync(); // a new cluster's replicas first sync with their primaries
             Optional<String> first = awaitTrue(() -> detector.check(), "the detector's first look");
             assertThat(first.get()).contains("the job started");
             assertThat(detector.check()).isEmpty();
-            // The replica takes its primary's slots. TAKEOVER needs no vote of the other primaries, so it
-            // completes on a cluster whose gossip is still settling (a plain or FORCE failover waits for
-            // their votes, which a new cluster may not give within seconds): as an operator does when a
-            // primary is gone for good.
-            RedisClient client = RedisClient.create("redis://127.0.0.1:" + replica);
-            try (StatefulRedisConnection<String, String> node = client.connect()) {
-                assertThat(node.sync().clusterFailover(false, true)).isEqualTo("OK");
-            } finally {
-                client.shutdown();
-            }
-            awaitTrue(() -> Optional.of(replica).filter(port -> "master".equals(role(port))), "the replica promoted within 30 s");
+            cluster.takeOver(replica); // the replica takes its primary's slots
             Optional<String> afterFailover = awaitTrue(() -> detector.check(), "the detector sees the failover");
             assertThat(afterFailover.get()).contains("failed over");
             // The topology may take a look or two more to settle (each change asks again, harmlessly); then quiet.
@@ -111,25 +98,6 @@ class ViewLossDetectorITCase {
             answer = look.get();
         }
         return answer;
-    }
-
-    /** A node's replication role: master or slave. */
-    private static String role(int port) {
-        RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
-        try (StatefulRedisConnection<String, String> node = client.connect()) {
-            return String.valueOf(node.sync().role().get(0));
-        } finally {
-            client.shutdown();
-        }
-    }
-
-    private static String info(int port) {
-        RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
-        try (StatefulRedisConnection<String, String> node = client.connect()) {
-            return node.sync().info("replication");
-        } finally {
-            client.shutdown();
-        }
     }
 
     @Test
