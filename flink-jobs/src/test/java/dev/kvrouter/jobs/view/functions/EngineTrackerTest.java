@@ -233,6 +233,50 @@ class EngineTrackerTest {
         assertThat(harness.numProcessingTimeTimers()).isZero();
     }
 
+    /**
+     * A stall past the limit (or an engine silent past dead-after) takes the engine for dead and its
+     * entries leave the view, but its chains (engine hash to canonical hash) are kept until it is
+     * forgotten: when its next batch continues its sequence — the same process, its cache as it was —
+     * the chains come back under the new epoch, and blocks stored on top of them are indexed.
+     */
+    @Test
+    void anEngineTakenForDeadWhoseEventsThenContinueGetsItsChainsBackAndBlocksOnTopOfThemIndexed() throws Exception {
+        open(TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s", "engine.stall-limit", "60 s",
+                "engine.forget-after", "10 min"));
+        harness.processElement2(load(0, 1), 0);
+        harness.processElement1(batch(0, stored(0, 3, 16)), 0);
+        harness.setProcessingTime(61_000);
+        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.DEAD);
+        assertThat(harness.extractOutputValues()).filteredOn(u -> !u.stored).hasSize(3);
+
+        harness.processElement1(batch(61_000, stored(3, 4, 16)), 61_000); // the next sequence number, on top of block 2
+        List<LocationUpdate> back = harness.extractOutputValues().subList(6, harness.extractOutputValues().size());
+        long[] chain = new CanonicalBlockHasher(16).chain(MODEL, null, tokens, List.of());
+        assertThat(back).extracting(u -> u.blockHash).containsExactly(chain[0], chain[1], chain[2], chain[3]);
+        assertThat(back).allSatisfy(u -> {
+            assertThat(u.stored).isTrue();
+            assertThat(u.epoch).as("under the epoch after the death").isEqualTo(1);
+        });
+        assertThat(back.subList(0, 3)).as("kept as stored then").allSatisfy(u -> assertThat(u.storedAtMs).isZero());
+        assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.READY);
+    }
+
+    @Test
+    void anEngineTakenForDeadThatComesBackRestartedGetsNothingBack() throws Exception {
+        open(TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s", "engine.stall-limit", "60 s",
+                "engine.forget-after", "10 min"));
+        harness.processElement2(load(0, 1), 0);
+        harness.processElement1(batch(0, stored(0, 3, 16)), 0);
+        harness.setProcessingTime(61_000);
+        int before = harness.extractOutputValues().size();
+        harness.processElement1(batchWithSeq(0, 70_000, stored(0, 1, 16)), 61_000); // the sequence starts over: a new process
+        List<LocationUpdate> after = harness.extractOutputValues().subList(before, harness.extractOutputValues().size());
+        assertThat(after).filteredOn(u -> u.stored).as("only what the new process stored").hasSize(1);
+        harness.processElement1(batchWithSeq(1, 71_000, stored(1, 2, 16)), 61_000);
+        assertThat(harness.extractOutputValues()).last().as("the old chains are gone: block 1's parent is the new block 0")
+                .satisfies(u -> assertThat(u.stored).isTrue());
+    }
+
     @Test
     void heartbeatsKeepAnEngineReadyAndABigQueueMakesItBusyWithoutLosingEntries() throws Exception {
         open(TestConfigs.with("engine.queue-cap", "10"));
