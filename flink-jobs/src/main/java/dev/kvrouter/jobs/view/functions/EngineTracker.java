@@ -39,7 +39,8 @@ import org.apache.flink.util.OutputTag;
  *
  * <p>Health: READY, BUSY (queue over the cap; entries kept, affinity suspended by pick), DRAINING
  * (lifecycle says so), SUSPECT (silent past engine.suspect-after), DEAD (silent past
- * engine.dead-after: entries dropped), RESTARTED (AllBlocksCleared, or the sequence went back on a
+ * engine.dead-after: entries dropped from the view, the chains kept until engine.forget-after, and
+ * indexed again if its next batch continues its sequence: a stall past the limit), RESTARTED (AllBlocksCleared, or the sequence went back on a
  * batch stamped later than the last one applied: entries dropped, then READY under a new epoch). A
  * sequence gap marks the engine unsynced (pick halves its confidence) until every entry from before
  * the gap has expired.
@@ -174,6 +175,10 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
             ctx.timerService().registerProcessingTimeTimer(h.unsyncedUntilMs);
             announce(h, h.currentHealth, (batch.getSeq() - h.lastSeq - 1) + " batch(es) lost (sequence " + h.lastSeq + " -> "
                     + batch.getSeq() + "): confidence lowered until the entries from before the gap expire", now, ctx);
+        }
+        if (h.parked) {
+            // Taken for dead, and its sequence goes on: the same process, its cache as it was.
+            unpark(engine, h, now, batch.getTsMs(), out);
         }
         h.lastSeq = batch.getSeq();
         h.lastBatchTsMs = batch.getTsMs();
@@ -336,18 +341,52 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
 
     /** Every block of the engine leaves the view, and the epoch moves on so pick voids any write still in flight. */
     private void dropAll(String engine, EngineHealthState h, long now, String cause, Collector<LocationUpdate> out) throws Exception {
-        for (Map.Entry<Long, EngineBlock> e : blocks.entries()) {
-            EngineBlock block = e.getValue();
-            for (int c = 0; c < block.completed(); c++) {
-                out.collect(LocationUpdate.remove(block.canonical(c), block.tag(c), engine, h.epoch, now, cause));
-            }
-        }
-        // State clearing: the engine's cache is gone (restart, clear, death); so is our copy of it.
+        leaveView(engine, h, now, cause, out);
+        // State clearing: the engine's cache is gone (restart, clear); so is our copy of it.
         blocks.clear();
         h.blockCount = 0;
         h.lastStoredKey = 0;
-        h.epoch++;
+        h.parked = false;
+    }
+
+    /**
+     * Taken for dead: every block leaves the view and the epoch moves on, but the chains stay until the
+     * engine is forgotten (engine.forget-after), for {@link #unpark} — a fleet silent past the stall
+     * limit may have been the job's own stall, and its engines' next blocks build on what they held.
+     */
+    private void park(String engine, EngineHealthState h, long now, Collector<LocationUpdate> out) throws Exception {
+        leaveView(engine, h, now, "engine-dead", out);
+        h.parked = true;
+    }
+
+    private void leaveView(String engine, EngineHealthState h, long now, String cause, Collector<LocationUpdate> out) throws Exception {
+        if (!h.parked) { // a parked engine's blocks left the view already
+            for (Map.Entry<Long, EngineBlock> e : blocks.entries()) {
+                EngineBlock block = e.getValue();
+                for (int c = 0; c < block.completed(); c++) {
+                    out.collect(LocationUpdate.remove(block.canonical(c), block.tag(c), engine, h.epoch, now, cause));
+                }
+            }
+            h.epoch++;
+        }
         h.unsyncedUntilMs = 0;
+    }
+
+    /** A parked engine's kept chains back in the view under its current epoch, as stored then, those whose life has not ended. */
+    private void unpark(String engine, EngineHealthState h, long now, long eventTimeMs, Collector<LocationUpdate> out) throws Exception {
+        long lifetime = entryLifetimeMs(h);
+        for (Map.Entry<Long, EngineBlock> e : blocks.entries()) {
+            EngineBlock block = e.getValue();
+            long expireAt = block.storedAtMs + lifetime;
+            if (expireAt <= now) {
+                continue;
+            }
+            for (int c = 0; c < block.completed(); c++) {
+                out.collect(LocationUpdate.store(block.canonical(c), block.tag(c), engine, block.storedAtMs, h.epoch, expireAt, null,
+                        eventTimeMs));
+            }
+        }
+        h.parked = false;
     }
 
     private void learnResidency(EngineHealthState h, long lifetimeMs) {
@@ -465,7 +504,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
             }
             next = lastSign + deadAfterMs + forgetAfterMs;
         } else if (silence >= deadAfterMs) {
-            dropAll(ctx.getCurrentKey(), h, timestamp, "engine-dead", out);
+            park(ctx.getCurrentKey(), h, timestamp, out);
             changeHealth(h, EngineHealth.DEAD, "no load report or event for " + silence + " ms (engine.dead-after "
                     + deadAfterMs + " ms): its cache entries leave the view", timestamp, ctx);
             next = lastSign + deadAfterMs + forgetAfterMs;

@@ -48,7 +48,13 @@ public class EngineHealthState {
      * engine was storing: under chunked prefill, the same prompt's next chunk.
      */
     public long lastStoredKey;
-    /** The processing-time timer pending for liveness checks; 0 when none. */
+    /**
+     * The engine was taken for dead: its entries left the view, but its chains (the blocks' state) are
+     * kept until it is forgotten, so that a batch continuing its sequence (the same process, its cache
+     * as it was: a stall past engine.stall-limit) can index them again.
+     */
+    public boolean parked;
+        /** The processing-time timer pending for liveness checks; 0 when none. */
     public long nextCheckMs;
     /** When the engine entry was last published, to throttle load-only updates. */
     public long publishedAtMs;
