@@ -5,12 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.balancer.KvRouterClient.Source;
 import dev.kvrouter.contract.ViewLayout;
-import dev.kvrouter.stack.LocalRedis;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,33 +26,26 @@ class EmptyEngineTableITCase {
     @TempDir
     Path dir;
 
-    private LocalRedis server;
-    private RedisClient client;
-    private StatefulRedisConnection<String, String> connection;
+    private PrivateViewRedis view;
     private RedisCommands<String, String> redis;
     private final ViewLayout layout = new ViewLayout("empty:");
     private final long[] prompt = {1, 2, 3};
 
     @BeforeEach
     void setUp() {
-        server = LocalRedis.start(dir.resolve("redis"));
-        client = RedisClient.create(server.url());
-        connection = client.connect();
-        redis = connection.sync();
-        redis.functionLoad(ViewLayout.functionLibrary(), true);
+        view = new PrivateViewRedis(dir.resolve("redis"));
+        redis = view.redis;
         redis.hset(layout.metaKey(), Map.of("updated_ms", Long.toString(System.currentTimeMillis() + 3_600_000), "busy_factor", "2.0",
                 "confidence_floor", "0.05")); // fresh for the whole test; no engine table at all
     }
 
     @AfterEach
     void tearDown() {
-        connection.close();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        server.close();
+        view.close();
     }
 
     private KvRouterClient.Options options(List<String> fallbackEngines) {
-        return KvRouterClient.Options.builder(server.url()).keyPrefix(layout.prefix()).fallbackEngines(fallbackEngines).build();
+        return KvRouterClient.Options.builder(view.url()).keyPrefix(layout.prefix()).fallbackEngines(fallbackEngines).build();
     }
 
     @Test
@@ -86,7 +75,7 @@ class EmptyEngineTableITCase {
     @Test
     void redisGoneBeforeAnyTableWasReadUsesTheGivenEnginesAndSaysRedisIsDown() {
         try (KvRouterClient router = new KvRouterClient(options(List.of("a", "b")))) {
-            server.close();
+            view.server.close();
             Pick first = router.pick(prompt, null, null, "r1");
             Pick second = router.pick(prompt, null, null, "r2");
             assertThat(first).extracting(Pick::reason, Pick::source).containsExactly("FALLBACK_LOAD_ONLY", Source.FALLBACK_REDIS_DOWN);

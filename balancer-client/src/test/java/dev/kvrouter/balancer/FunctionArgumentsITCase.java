@@ -5,14 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.contract.EngineEntry;
 import dev.kvrouter.contract.ViewLayout;
-import dev.kvrouter.stack.LocalRedis;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
@@ -45,9 +41,7 @@ class FunctionArgumentsITCase {
     @TempDir
     Path dir;
 
-    private LocalRedis server;
-    private RedisClient client;
-    private StatefulRedisConnection<String, String> connection;
+    private PrivateViewRedis view;
     private RedisCommands<String, String> redis;
     private final ViewLayout layout = new ViewLayout("fuzz:");
     private long[] chain;
@@ -55,13 +49,8 @@ class FunctionArgumentsITCase {
 
     @BeforeEach
     void setUp() {
-        server = LocalRedis.start(dir.resolve("redis"));
-        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.create(server.url());
-        uri.setTimeout(Duration.ofSeconds(2)); // a call that hangs fails the test rather than waits
-        client = RedisClient.create(uri);
-        connection = client.connect();
-        redis = connection.sync();
-        redis.functionLoad(ViewLayout.functionLibrary(), true);
+        view = new PrivateViewRedis(dir.resolve("redis"));
+        redis = view.redis;
         redis.configSet("slowlog-log-slower-than", "50000"); // 50 ms
         redis.slowlogReset();
         long now = System.currentTimeMillis();
@@ -82,14 +71,8 @@ class FunctionArgumentsITCase {
 
     @AfterEach
     void tearDown() {
-        if (connection != null) {
-            connection.close();
-        }
-        if (client != null) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        }
-        if (server != null) {
-            server.close(); // SIGKILL if a call left it busy
+        if (view != null) {
+            view.close();
         }
     }
 

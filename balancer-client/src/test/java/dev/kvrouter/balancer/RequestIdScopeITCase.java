@@ -5,12 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.contract.EngineEntry;
 import dev.kvrouter.contract.ViewLayout;
-import dev.kvrouter.stack.LocalRedis;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,20 +23,15 @@ class RequestIdScopeITCase {
     @TempDir
     Path dir;
 
-    private LocalRedis server;
-    private RedisClient client;
-    private StatefulRedisConnection<String, String> connection;
+    private PrivateViewRedis view;
     private RedisCommands<String, String> redis;
     private final ViewLayout layout = new ViewLayout("scope:");
     private final long[] prompt = {1, 2, 3};
 
     @BeforeEach
     void setUp() {
-        server = LocalRedis.start(dir.resolve("redis"));
-        client = RedisClient.create(server.url());
-        connection = client.connect();
-        redis = connection.sync();
-        redis.functionLoad(ViewLayout.functionLibrary(), true);
+        view = new PrivateViewRedis(dir.resolve("redis"));
+        redis = view.redis;
         long now = System.currentTimeMillis();
         redis.hset(layout.metaKey(), Map.of("updated_ms", Long.toString(now + 3_600_000), "busy_factor", "2.0", "confidence_floor", "0.05"));
         redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 0, 500, 600_000, 1, false, now).encode());
@@ -48,13 +39,11 @@ class RequestIdScopeITCase {
 
     @AfterEach
     void tearDown() {
-        connection.close();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        server.close();
+        view.close();
     }
 
     private KvRouterClient balancer(String id) {
-        return new KvRouterClient(KvRouterClient.Options.builder(server.url()).keyPrefix(layout.prefix()).balancerId(id).build());
+        return new KvRouterClient(KvRouterClient.Options.builder(view.url()).keyPrefix(layout.prefix()).balancerId(id).build());
     }
 
     @Test
@@ -77,8 +66,8 @@ class RequestIdScopeITCase {
 
     @Test
     void aClientGivenNoBalancerIdGetsAScopeOfItsOwn() {
-        try (KvRouterClient a = new KvRouterClient(KvRouterClient.Options.builder(server.url()).keyPrefix(layout.prefix()).build());
-             KvRouterClient b = new KvRouterClient(KvRouterClient.Options.builder(server.url()).keyPrefix(layout.prefix()).build())) {
+        try (KvRouterClient a = new KvRouterClient(KvRouterClient.Options.builder(view.url()).keyPrefix(layout.prefix()).build());
+             KvRouterClient b = new KvRouterClient(KvRouterClient.Options.builder(view.url()).keyPrefix(layout.prefix()).build())) {
             a.pick(prompt, null, null, "req-1");
             b.pick(prompt, null, null, "req-1");
             assertThat(redis.hlen(layout.reservationsKey())).isEqualTo(2);

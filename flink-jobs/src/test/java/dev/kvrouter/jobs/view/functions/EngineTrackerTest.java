@@ -241,11 +241,7 @@ class EngineTrackerTest {
      */
     @Test
     void anEngineTakenForDeadWhoseEventsThenContinueGetsItsChainsBackAndBlocksOnTopOfThemIndexed() throws Exception {
-        open(TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s", "engine.stall-limit", "60 s",
-                "engine.forget-after", "10 min"));
-        harness.processElement2(load(0, 1), 0);
-        harness.processElement1(batch(0, stored(0, 3, 16)), 0);
-        harness.setProcessingTime(61_000);
+        takenForDeadByAStallPastTheLimit();
         assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.DEAD);
         assertThat(harness.extractOutputValues()).filteredOn(u -> !u.stored).hasSize(3);
 
@@ -261,13 +257,18 @@ class EngineTrackerTest {
         assertThat(lastStatus().currentHealth).isEqualTo(EngineHealth.READY);
     }
 
-    @Test
-    void anEngineTakenForDeadThatComesBackRestartedGetsNothingBack() throws Exception {
+    /** Three blocks stored at 0, then nothing heard from anyone past the 60 s stall limit: the engine is taken for dead. */
+    private void takenForDeadByAStallPastTheLimit() throws Exception {
         open(TestConfigs.with("engine.suspect-after", "5 s", "engine.dead-after", "15 s", "engine.stall-limit", "60 s",
                 "engine.forget-after", "10 min"));
         harness.processElement2(load(0, 1), 0);
         harness.processElement1(batch(0, stored(0, 3, 16)), 0);
         harness.setProcessingTime(61_000);
+    }
+
+    @Test
+    void anEngineTakenForDeadThatComesBackRestartedGetsNothingBack() throws Exception {
+        takenForDeadByAStallPastTheLimit();
         int before = harness.extractOutputValues().size();
         harness.processElement1(batchWithSeq(0, 70_000, stored(0, 1, 16)), 61_000); // the sequence starts over: a new process
         List<LocationUpdate> after = harness.extractOutputValues().subList(before, harness.extractOutputValues().size());
