@@ -57,7 +57,8 @@ final class GatewayBench {
     private GatewayBench() {}
 
     /** One round of one gateway. */
-    record Round(String gateway, double p50Ms, double p99Ms, double perSecond, double cpuUsPerRequest, double hashUsPerRequest,
+    record Round(String gateway, double p50Ms, double p99Ms, double perSecond, double cpuUsPerRequest, double decodeUsPerRequest,
+                 double hashUsPerRequest,
                  double blocksPerRequest, int failed, int routedByView, Map<String, Integer> loadOnly) {}
 
     static void run(Map<String, String> viewMeta, List<Integer> blockSizes, int requests, int concurrency, int rounds, PrintStream out)
@@ -100,8 +101,8 @@ final class GatewayBench {
                         List<Round> viewRounds = new ArrayList<>();
                         List<Round> stockRounds = new ArrayList<>();
                         out.printf(Locale.ROOT, "%n%d blocks (%d tokens) a prompt%n", blocks, blocks * CHUNK_TOKENS);
-                        out.printf(Locale.ROOT, "%-6s %-6s %9s %9s %9s %16s %16s %12s %7s %8s%n", "round", "nginx", "p50 ms", "p99 ms",
-                                "req/s", "nginx CPU us/req", "hash CPU us/req", "blocks/req", "failed", "by view");
+                        out.printf(Locale.ROOT, "%-6s %-6s %9s %9s %9s %16s %18s %16s %12s %7s %8s%n", "round", "nginx", "p50 ms", "p99 ms",
+                                "req/s", "nginx CPU us/req", "decode CPU us/req", "hash CPU us/req", "blocks/req", "failed", "by view");
                         for (int round = 1; round <= rounds; round++) {
                             Round v = measure(http, view, viewNginx, bodies, requests, concurrency);
                             Round s = measure(http, stock, stockNginx, bodies, requests, concurrency);
@@ -114,10 +115,10 @@ final class GatewayBench {
                         Round s = median(stockRounds);
                         out.printf(Locale.ROOT, "median: the view adds %.2f ms at p50 and %.2f ms at p99 (%.2f / %.2f against %.2f / %.2f); "
                                         + "%.0f against %.0f req/s (%.2f); nginx CPU %.0f against %.0f us a request (+%.0f), of which "
-                                        + "hashing %.0f us (%.2f us a block)%n",
+                                        + "decoding the body %.0f us, hashing %.0f us (%.2f us a block)%n",
                                 v.p50Ms() - s.p50Ms(), v.p99Ms() - s.p99Ms(), v.p50Ms(), v.p99Ms(), s.p50Ms(), s.p99Ms(), v.perSecond(),
                                 s.perSecond(), v.perSecond() / s.perSecond(), v.cpuUsPerRequest(), s.cpuUsPerRequest(),
-                                v.cpuUsPerRequest() - s.cpuUsPerRequest(), v.hashUsPerRequest(),
+                                v.cpuUsPerRequest() - s.cpuUsPerRequest(), v.decodeUsPerRequest(), v.hashUsPerRequest(),
                                 v.blocksPerRequest() > 0 ? v.hashUsPerRequest() / v.blocksPerRequest() : 0.0);
                     }
                 }
@@ -231,6 +232,7 @@ final class GatewayBench {
         Map<String, Double> after = byView ? counters(http, metrics) : Map.of();
         java.util.Arrays.sort(latencies);
         double hash = after.getOrDefault("hash_cpu_seconds", 0.0) - before.getOrDefault("hash_cpu_seconds", 0.0);
+        double decode = after.getOrDefault("decode_cpu_seconds", 0.0) - before.getOrDefault("decode_cpu_seconds", 0.0);
         double blocks = after.getOrDefault("hashed_blocks", 0.0) - before.getOrDefault("hashed_blocks", 0.0);
         // Why requests were routed on load alone (the gateway's load_only_<why> counters), this round.
         Map<String, Integer> loadOnly = new java.util.TreeMap<>();
@@ -241,7 +243,7 @@ final class GatewayBench {
             }
         });
         return new Round(byView ? "view" : "stock", latencies[requests / 2] / 1e6, latencies[Math.min(requests - 1, (int) (requests * 0.99))] / 1e6,
-                requests / seconds, cpu / 1e3 / requests, hash * 1e6 / requests, blocks / requests, failed.get(), routedByView.get(), loadOnly);
+                requests / seconds, cpu / 1e3 / requests, decode * 1e6 / requests, hash * 1e6 / requests, blocks / requests, failed.get(), routedByView.get(), loadOnly);
     }
 
     /** CPU time of nginx's master and workers so far (process accounting). */
@@ -265,16 +267,18 @@ final class GatewayBench {
     }
 
     private static void print(PrintStream out, int round, Round r) {
-        out.printf(Locale.ROOT, "%-6d %-6s %9.2f %9.2f %9.0f %16.0f %16s %12s %7d %8s %s%n", round, r.gateway(), r.p50Ms(), r.p99Ms(),
-                r.perSecond(), r.cpuUsPerRequest(), r.gateway().equals("view") ? String.format(Locale.ROOT, "%.0f", r.hashUsPerRequest()) : "-",
-                r.gateway().equals("view") ? String.format(Locale.ROOT, "%.0f", r.blocksPerRequest()) : "-", r.failed(),
-                r.gateway().equals("view") ? Integer.toString(r.routedByView()) : "-", r.loadOnly().isEmpty() ? "" : "on load: " + r.loadOnly());
+        boolean view = r.gateway().equals("view");
+        out.printf(Locale.ROOT, "%-6d %-6s %9.2f %9.2f %9.0f %16.0f %18s %16s %12s %7d %8s %s%n", round, r.gateway(), r.p50Ms(), r.p99Ms(),
+                r.perSecond(), r.cpuUsPerRequest(), view ? String.format(Locale.ROOT, "%.0f", r.decodeUsPerRequest()) : "-",
+                view ? String.format(Locale.ROOT, "%.0f", r.hashUsPerRequest()) : "-",
+                view ? String.format(Locale.ROOT, "%.0f", r.blocksPerRequest()) : "-", r.failed(),
+                view ? Integer.toString(r.routedByView()) : "-", r.loadOnly().isEmpty() ? "" : "on load: " + r.loadOnly());
     }
 
     /** Each figure's median over the rounds. */
     private static Round median(List<Round> rounds) {
         return new Round(rounds.get(0).gateway(), median(rounds, Round::p50Ms), median(rounds, Round::p99Ms), median(rounds, Round::perSecond),
-                median(rounds, Round::cpuUsPerRequest), median(rounds, Round::hashUsPerRequest), median(rounds, Round::blocksPerRequest),
+                median(rounds, Round::cpuUsPerRequest), median(rounds, Round::decodeUsPerRequest), median(rounds, Round::hashUsPerRequest), median(rounds, Round::blocksPerRequest),
                 rounds.stream().mapToInt(Round::failed).sum(), rounds.stream().mapToInt(Round::routedByView).sum(), Map.of());
     }
 

@@ -164,7 +164,10 @@ function _M.access()
       -- fits is in memory: none here means an empty body.
       k.why = "no_body"
     else
+      -- The body's decoding CPU (os.clock: this worker's), a counter beside the hashing's.
+      local decoding = os.clock()
       local request = cjson.decode(body)
+      count("decode_cpu_seconds", os.clock() - decoding)
       local prompt = type(request) == "table" and request.prompt
       if type(request) == "table" and request.stream == true and request.stream_options == nil then
         -- A stream reports the engine's usage (the cached tokens an outcome counts) only when asked:
