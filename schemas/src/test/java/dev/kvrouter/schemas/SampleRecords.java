@@ -99,4 +99,13 @@ public final class SampleRecords {
     public static List<SpecificRecord> all() {
         return List.of(kvEventBatch(), engineLoad(), engineStateChange(), routingDecision(), requestOutcome(), viewChange(), classRatios(), alert(), deadLetter());
     }
+
+    /** A record's Avro binary body (no framing), as its own schema writes it. */
+    public static byte[] avroBody(org.apache.avro.specific.SpecificRecord record) throws java.io.IOException {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        org.apache.avro.io.BinaryEncoder encoder = org.apache.avro.io.EncoderFactory.get().binaryEncoder(out, null);
+        new org.apache.avro.specific.SpecificDatumWriter<org.apache.avro.specific.SpecificRecord>(record.getSchema()).write(record, encoder);
+        encoder.flush();
+        return out.toByteArray();
+    }
 }
