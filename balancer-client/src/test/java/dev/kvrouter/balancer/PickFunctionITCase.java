@@ -800,6 +800,29 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aPromptThatDoesNotFitAnEnginesKvRoomWaitsThereForARunningRequestToEnd(StackAddresses stack) {
+        // 16 tokens/s: the 4-block (64-token) prompt is 12 s cold anywhere (weight 3). Each engine runs 2 of its 8
+        // slots, a request holding one for 10 s. e1's KV cache has 10 tokens free (the job's engine.kv-room): the
+        // prompt is admitted there once a running request ends, about 5 s; e2 and e3 have room.
+        redis.hset(layout.metaKey(), Map.of("prefill_tokens_per_s", "16", "uncached_prefill_weight", "3"));
+        long at = System.currentTimeMillis();
+        for (String id : List.of("e1", "e2", "e3")) {
+            long room = id.equals("e1") ? 10 : 10_000;
+            redis.hset(layout.enginesKey(), id, new EngineEntry("READY", 0, 2, 900, TAU, 1, false, at, EngineEntry.BOTH, 8, 0, 10_000,
+                    room).encode());
+        }
+        try (KvRouterClient looking = new KvRouterClient(options(stack.redisUrl()).observing())) {
+            assertThat(pick(looking, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e2", "COLD");
+            // Room published on none: the engines tie, and the id decides, as before the job published it.
+            for (String id : List.of("e1", "e2", "e3")) {
+                redis.hset(layout.enginesKey(), id, new EngineEntry("READY", 0, 2, 900, TAU, 1, false, at, EngineEntry.BOTH, 8, 0, 10_000)
+                        .encode());
+            }
+            assertThat(pick(looking, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "COLD");
+        }
+    }
+
+    @Test
     void aClassIsNeverJudgedByItsHitRateTheFirstRequestAHolderCanServeGoesThere() {
         // Nothing about a class is kept between picks: after any number of cold requests of a class (a low hit
         // rate), the first one whose prompt a holder has goes there; no class policy in Redis, none needed.

@@ -21,12 +21,22 @@ package dev.kvrouter.contract;
  * @param slotMs      the mean time a request holds one of the engine's slots, start to end, learned by the job
  *                    from its requests; 0 while unknown. With every slot taken, a request waits about
  *                    {@code slotMs / slots} per request ahead of it.
+ * @param kvFreeTokens the tokens the engine's KV cache had free at the report (capacity less what its running
+ *                    requests hold: vLLM admits a request only once its blocks fit); -1 while unknown or not
+ *                    published (the job's {@code engine.kv-room}), and then left out of the entry
  */
 public record EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch,
-                          boolean unsynced, long loadAtMs, String role, int slots, int prefillTokensPerS, int slotMs) {
+                          boolean unsynced, long loadAtMs, String role, int slots, int prefillTokensPerS, int slotMs,
+                          long kvFreeTokens) {
 
     public static final String BOTH = "BOTH";
     public static final String DECODE = "DECODE";
+
+    /** An engine whose free KV room is not published. */
+    public EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch, boolean unsynced,
+                       long loadAtMs, String role, int slots, int prefillTokensPerS, int slotMs) {
+        this(status, waiting, running, kvPermille, tauMs, epoch, unsynced, loadAtMs, role, slots, prefillTokensPerS, slotMs, -1);
+    }
 
     /** A unified-serving engine (role BOTH). */
     public EngineEntry(String status, int waiting, int running, int kvPermille, long tauMs, long epoch, boolean unsynced,
@@ -48,7 +58,8 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
 
     public String encode() {
         return status + '|' + waiting + '|' + running + '|' + kvPermille + '|' + tauMs + '|' + epoch + '|'
-                + (unsynced ? '1' : '0') + '|' + loadAtMs + '|' + role + '|' + slots + '|' + prefillTokensPerS + '|' + slotMs;
+                + (unsynced ? '1' : '0') + '|' + loadAtMs + '|' + role + '|' + slots + '|' + prefillTokensPerS + '|' + slotMs
+                + (kvFreeTokens >= 0 ? "|" + kvFreeTokens : "");
     }
 
     public static EngineEntry decode(String value) {
@@ -60,7 +71,8 @@ public record EngineEntry(String status, int waiting, int running, int kvPermill
                 Long.parseLong(f[4]), Long.parseLong(f[5]), "1".equals(f[6]), Long.parseLong(f[7]),
                 f.length > 8 && !f[8].isEmpty() ? f[8] : BOTH, f.length > 9 && !f[9].isEmpty() ? Integer.parseInt(f[9]) : 0,
                 f.length > 10 && !f[10].isEmpty() ? Integer.parseInt(f[10]) : 0,
-                f.length > 11 && !f[11].isEmpty() ? Integer.parseInt(f[11]) : 0);
+                f.length > 11 && !f[11].isEmpty() ? Integer.parseInt(f[11]) : 0,
+                f.length > 12 && !f[12].isEmpty() ? Long.parseLong(f[12]) : -1);
     }
 
     /** A decode-pool engine: it takes hand-offs, not prompts. */
