@@ -7,13 +7,14 @@ local LAYOUT = 8
 -- (LibraryRevisionTest holds each revision's code hash). A job refuses to replace a library of a
 -- later layout or revision than its own (ViewConnection.loadViewFunctions): an older job must not
 -- silently downgrade the routing of every balancer.
-local REVISION = 2
+local REVISION = 3
 
--- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms
+-- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms[|kv_free_tokens]
 -- (read with one pattern: every pick parses every engine, and one match costs a third less than a split).
-local ENGINE_FIELDS = '^([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)'
+local ENGINE_FIELDS = '^([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)'
 local function engine_fields(v)
-  local status, waiting, running, kv, tau, epoch, unsynced, load_ms, role, slots, prefill_rate, slot_ms = string.match(v, ENGINE_FIELDS)
+  local status, waiting, running, kv, tau, epoch, unsynced, load_ms, role, slots, prefill_rate, slot_ms, kv_free =
+    string.match(v, ENGINE_FIELDS)
   return {
     status = status, waiting = tonumber(waiting) or 0, running = tonumber(running) or 0,
     kv = tonumber(kv) or 0, tau = tonumber(tau) or 1, epoch = epoch, epoch_number = tonumber(epoch),
@@ -23,6 +24,8 @@ local function engine_fields(v)
     gone = status == 'DEAD' or status == 'RESTARTED',
     decode_only = role == 'DECODE', slots = tonumber(slots) or 0, prefill_rate = tonumber(prefill_rate) or 0,
     slot_ms = tonumber(slot_ms) or 0,
+    -- The KV room free at the report, in tokens; nil when the job does not publish it (engine.kv-room).
+    kv_free = tonumber(kv_free),
   }
 end
 
@@ -437,8 +440,12 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
       local entry = prefill_of(q[i + 1])
       if entry and entry[1] and entry[2] then
         local e = engines[q[i]]
-        local queued_ms = entry[3] and entry[1] / (e and e.rate or h.prefill_rate) * 1000 or entry[1]
+        local rate = e and e.rate or h.prefill_rate
+        local queued_ms = entry[3] and entry[1] / rate * 1000 or entry[1]
         h.backlog[q[i]] = math.max(0, queued_ms - (now - entry[2]))
+        -- KV room: what the report showed free, less the prompts placed there and not prefilled yet (each
+        -- will hold its blocks once admitted; those admitted already count twice: it errs towards full).
+        if e and e.kv_free then e.kv_room = e.kv_free - h.backlog[q[i]] * rate / 1000 end
       end
     end
   end
@@ -660,6 +667,21 @@ local function decide(h, n, class, max_age, match)
     return start
   end
 
+  -- The same, for a request that needs `need` tokens of KV room there: where the room the job
+  -- publishes (engine.kv-room) holds less, the engine admits it only once running requests end and
+  -- free their blocks, as a full engine would: a slot time over what it runs, per request ahead. A
+  -- cache a few prompts deep is full at a few requests, far below its slots (BENCHMARKS.md, "Robust
+  -- affinity": cache pressure). Without the room published, wait(id).
+  local function wait_for(id, need)
+    local e = engines[id]
+    local start = wait(id)
+    local room = e.kv_room or e.kv_free
+    if room and need > room and e.slot_ms > 0 then
+      start = math.max(start, (math.max(0, e.load - e.running) + 1) * e.slot_ms / math.max(1, e.running))
+    end
+    return start
+  end
+
   -- The share of an engine's run still cached when the request's own prefill starts there: the
   -- view's model of a block's life (confidence exp(-age/tau)) carried over the prefill queued ahead
   -- of it. That prefill stores other prompts' blocks first; where caches are a few prompts deep it
@@ -794,13 +816,16 @@ local function decide(h, n, class, max_age, match)
   -- a second copy of another engine's blocks takes).
   -- Delays within SAME_DELAY of the least are ties: the longer run, the lower load, the id (soonest).
   -- A run counts as far as it outlasts the prefill queued ahead of the request there (kept).
-  local function uncached_ms(id, runs)
+  local function uncached_blocks(id, runs)
     local d = runs[id]
     if d and d > 0 then d = d * kept(id) else d = 0 end
-    return h.miss_weight * (n - d) * h.chunk / engines[id].rate * 1000
+    return n - d
+  end
+  local function uncached_ms(id, runs)
+    return h.miss_weight * uncached_blocks(id, runs) * h.chunk / engines[id].rate * 1000
   end
   local function delay(id, runs)
-    return wait(id) + uncached_ms(id, runs)
+    return wait_for(id, uncached_blocks(id, runs) * h.chunk) + uncached_ms(id, runs)
   end
   -- The engine where the request costs the least delay, given each engine's run: of those within
   -- SAME_DELAY of the least, the longer run, then the lower load, then the id. On the way, the one it
@@ -809,12 +834,11 @@ local function decide(h, n, class, max_age, match)
     local least, delays, unseen, unseen_delay = math.huge, {}, nil, nil
     for id in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) then
-        local w = wait(id)
-        local t = w + uncached_ms(id, runs) -- once an engine, not once a comparison
+        local t = delay(id, runs) -- once an engine, not once a comparison
         delays[id] = t
         if t < least then least = t end
         if not blind then
-          local u = w + uncached_ms(id, no_runs)
+          local u = delay(id, no_runs)
           if not unseen or u < unseen_delay or (u == unseen_delay and (engines[id].load < engines[unseen].load
               or (engines[id].load == engines[unseen].load and id < unseen))) then
             unseen, unseen_delay = id, u

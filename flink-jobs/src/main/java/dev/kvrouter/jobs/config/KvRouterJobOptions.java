@@ -147,6 +147,11 @@ public final class KvRouterJobOptions {
     public static final Declared<Integer> MAX_BLOCKS_PER_ENGINE = declare(ConfigOptions.key("engine.max-blocks").intType()
             .defaultValue(1_000_000).withDescription("Engine blocks tracked per engine; stores beyond it are counted and not indexed."),
             atLeast(1));
+    public static final Declared<Boolean> KV_ROOM = declare(ConfigOptions.key("engine.kv-room").booleanType()
+            .defaultValue(false).withDescription("Publish each engine's free KV room (tokens, from its load reports) in the engine "
+                    + "table, so that the pick takes a prompt that does not fit there as waiting for a running request to end "
+                    + "(vLLM admits a request only once its blocks fit). Off until measured on every workload (BENCHMARKS.md)."),
+            any());
     public static final Declared<Duration> ENGINE_UPDATE_INTERVAL = declare(ConfigOptions.key("engine.update-interval").durationType()
             .defaultValue(Duration.ofMillis(500)).withDescription("Load-only changes of an engine reach the view at most this often."),
             atLeast(Duration.ZERO));

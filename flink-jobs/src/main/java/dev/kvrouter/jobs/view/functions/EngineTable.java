@@ -162,6 +162,6 @@ public final class EngineTable extends KeyedCoProcessFunction<String, EngineStat
 
     static EngineEntry entry(EngineStatus s, int prefillTokensPerS, int slotMs) {
         return new EngineEntry(s.currentHealth.name(), s.waiting, s.running, (int) Math.round(s.kvUsage * 1000), Math.max(1, s.residencyMs),
-                s.epoch, s.unsynced, s.loadAtMs, s.servingRole.name(), s.slots, prefillTokensPerS, slotMs);
+                s.epoch, s.unsynced, s.loadAtMs, s.servingRole.name(), s.slots, prefillTokensPerS, slotMs, s.kvFreeTokens);
     }
 }

@@ -89,6 +89,8 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
     private final long deadAfterMs;
     private final long stallLimitMs;
     private final long forgetAfterMs;
+    /** engine.kv-room: each engine's free KV room goes to the engine table. */
+    private final boolean kvRoom;
     private final int queueCap;
     private final int maxBlocks;
     private final double lifetimes;
@@ -119,6 +121,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         this.deadAfterMs = engines.deadAfter().toMillis();
         this.stallLimitMs = engines.stallLimit().toMillis();
         this.forgetAfterMs = engines.forgetAfter().toMillis();
+        this.kvRoom = engines.kvRoom();
         this.queueCap = engines.queueCap();
         this.maxBlocks = engines.maxBlocks();
         this.lifetimes = view.lifetimesToFloor();
@@ -277,6 +280,7 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         }
         long expireAt = storedAt + entryLifetimeMs(h);
         int size = s.getBlockSize();
+        h.blockTokens = size;
         List<Integer> tokens = s.getTokenIds();
         List<String> extra = s.getExtraKeys();
         for (int i = 0; i < s.getBlockHashes().size(); i++) {
@@ -447,6 +451,9 @@ public final class EngineTracker extends KeyedCoProcessFunction<String, KvEventB
         // full engine's wait per request ahead of it (BENCHMARKS.md, "Robust affinity": cache pressure).
         s.slots = h.waiting > 0 && h.running > 0 && h.running < h.slots ? h.running : h.slots;
         s.kvUsage = h.kvCapacity > 0 ? (double) h.kvUsed / h.kvCapacity : 0;
+        if (kvRoom && h.kvCapacity > 0) {
+            s.kvFreeTokens = Math.max(0, h.kvCapacity - h.kvUsed) * (h.blockTokens > 0 ? h.blockTokens : chunkTokens);
+        }
         s.servingRole = h.servingRole;
         s.residencyMs = (long) Math.min(maxResidencyMs, effectiveResidencyMs(h));
         s.epoch = h.epoch;

@@ -37,6 +37,8 @@ public class EngineHealthState {
     public int slots;
     public long kvUsed;
     public long kvCapacity;
+    /** Tokens per engine block, from its BlockStored events; 0 before the first (the view's chunk size is assumed). */
+    public int blockTokens;
     /** Learned store-to-remove lifetime, ms (before memory pressure). */
     public double residencyMs;
     /** Until when (processing time) the engine counts as unsynced after a sequence gap; 0 when synced. */

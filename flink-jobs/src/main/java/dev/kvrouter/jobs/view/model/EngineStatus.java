@@ -22,6 +22,8 @@ public class EngineStatus {
     /** Requests the engine runs at once, as learned; 0 unknown. */
     public int slots;
     public double kvUsage;
+    /** Tokens the engine's KV cache had free at its last report; -1 unknown or not published (engine.kv-room). */
+    public long kvFreeTokens = -1;
     public EngineRole servingRole = EngineRole.BOTH;
     public long residencyMs;
     public long epoch;

@@ -279,6 +279,24 @@ class EngineTrackerTest {
     }
 
     @Test
+    void withEngineKvRoomTheFreeKvTokensGoToTheEngineTableInTheEnginesOwnBlockSize() throws Exception {
+        open(TestConfigs.with("engine.kv-room", "true"));
+        harness.processElement2(loadWithUsage(400, 1000), 0);
+        assertThat(lastStatus().kvFreeTokens).as("600 blocks of the view's 16 tokens, before any event says otherwise").isEqualTo(9_600);
+        harness.processElement1(batch(0, stored(0, 1, 32)), 0); // the engine's blocks are 32 tokens
+        harness.setProcessingTime(1_000); // past engine.update-interval: the next report is published
+        harness.processElement2(loadWithUsage(400, 1000), 1_000);
+        assertThat(lastStatus().kvFreeTokens).isEqualTo(19_200);
+    }
+
+    @Test
+    void withoutEngineKvRoomNoKvRoomIsPublished() throws Exception {
+        open(TestConfigs.with());
+        harness.processElement2(loadWithUsage(400, 1000), 0);
+        assertThat(lastStatus().kvFreeTokens).isEqualTo(-1);
+    }
+
+    @Test
     void heartbeatsKeepAnEngineReadyAndABigQueueMakesItBusyWithoutLosingEntries() throws Exception {
         open(TestConfigs.with("engine.queue-cap", "10"));
         harness.processElement2(load(0, 1), 0);
