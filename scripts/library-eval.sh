@@ -23,7 +23,10 @@ library_body() {
 }
 
 run_eval() {
-  local script="$1"
+  local script="$1" sha
   shift
-  redis-cli -h "$eval_host" -p "$eval_port" EVAL "$(cat "$script")" 0 "$@"
+  # Loaded from stdin, then run by its digest: two libraries together are longer than one command-line
+  # argument may be (128 KiB on Linux).
+  sha="$(redis-cli -h "$eval_host" -p "$eval_port" -x SCRIPT LOAD <"$script")"
+  redis-cli -h "$eval_host" -p "$eval_port" EVALSHA "$sha" 0 "$@"
 }
