@@ -182,6 +182,72 @@ class SecureStackITCase {
         assertNoSecretIn();
     }
 
+    /**
+     * Least privilege on Kafka: the secure broker authorizes every client (StandardAuthorizer), and
+     * `topics apply --acl` grants each role's user what the topic file's writers and readers say. Each
+     * role may produce to the topics it writes and is refused every other; the job may consume its
+     * inputs in its groups, a balancer may not consume the engines' events.
+     */
+    @Test
+    void eachRolesKafkaUserWritesOnlyWhatTheTopicFileGrantsIt() throws Exception {
+        String prefix = "it-acl-" + System.nanoTime() + ".";
+        TopicCatalog catalog = TopicCatalog.bundled().withPrefix(prefix);
+        Map<String, String> principals = new LinkedHashMap<>();
+        dev.kvrouter.common.KafkaRoles.ALL.forEach(role -> principals.put(role, "User:kvr-" + role));
+        try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", addresses.kafkaBootstrap())))) {
+            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
+            assertThat(applier.apply(applier.plan(catalog))).isEmpty();
+            admin.createAcls(dev.kvrouter.topics.TopicAcls.bindings(catalog, principals, prefix + "job")).all().get(30, TimeUnit.SECONDS);
+        }
+        Path secure = Path.of(addresses.clientConfig()).getParent();
+        for (String role : dev.kvrouter.common.KafkaRoles.ALL) {
+            ClientConfig roleClient = ClientConfig.load(secure.resolve("client-" + role + ".properties"));
+            Map<String, Object> producer = new HashMap<>(Map.of("bootstrap.servers", addresses.kafkaBootstrap(),
+                    "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
+                    "value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
+                    "max.block.ms", 15_000, "delivery.timeout.ms", 20_000, "request.timeout.ms", 10_000));
+            try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> p =
+                         new org.apache.kafka.clients.producer.KafkaProducer<>(KafkaClients.config(roleClient, producer))) {
+                for (dev.kvrouter.topics.TopicSpec topic : catalog.topics()) {
+                    boolean allowed = topic.writers().contains(role);
+                    try {
+                        p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic.name(), new byte[] {1})).get(30, TimeUnit.SECONDS);
+                        assertThat(allowed).as("%s wrote to %s, which it does not write", role, topic.name()).isTrue();
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        assertThat(e.getCause()).as("%s refused on %s", role, topic.name())
+                                .isInstanceOf(org.apache.kafka.common.errors.TopicAuthorizationException.class);
+                        assertThat(allowed).as("%s refused on %s, which it writes", role, topic.name()).isFalse();
+                    }
+                }
+            }
+        }
+        String kvEvents = prefix + dev.kvrouter.common.TopicNames.KV_EVENTS;
+        assertThat(consume(secure.resolve("client-job.properties"), prefix + "job", kvEvents)).as("the job reads its input").isNull();
+        assertThat(consume(secure.resolve("client-balancer.properties"), prefix + "job", kvEvents)).as("a balancer does not")
+                .isInstanceOf(org.apache.kafka.common.errors.AuthorizationException.class);
+    }
+
+    /** Polls the topic for a few seconds in the group as the config's user; what was thrown, or null. */
+    private Exception consume(Path clientConfig, String group, String topic) {
+        Map<String, Object> consumer = new HashMap<>(Map.of("bootstrap.servers", addresses.kafkaBootstrap(), "group.id", group,
+                "auto.offset.reset", "earliest",
+                "key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class,
+                "value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class));
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> c =
+                     new org.apache.kafka.clients.consumer.KafkaConsumer<>(KafkaClients.config(ClientConfig.load(clientConfig), consumer))) {
+            c.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (System.nanoTime() < deadline) {
+                if (!c.poll(Duration.ofMillis(500)).isEmpty()) {
+                    return null;
+                }
+            }
+            return null;
+        } catch (org.apache.kafka.common.KafkaException e) {
+            return e;
+        }
+    }
+
     @Test
     void kafkaRefusesAClientWithoutCredentialsOrWithAWrongPasswordAndSaysWhatToSet() {
         String plain = refusal(ClientConfig.none());

@@ -29,7 +29,7 @@ public final class TopicCatalog {
 
     private static final Set<String> TOP_LEVEL_KEYS = Set.of("defaults", "topics");
     private static final Set<String> DEFAULT_KEYS = Set.of("replication_factor", "configs");
-    private static final Set<String> TOPIC_KEYS = Set.of("name", "description", "key", "value_schema",
+    private static final Set<String> TOPIC_KEYS = Set.of("name", "description", "key", "value_schema", "writers", "readers",
             "partitions", "replication_factor", "configs");
     private static final Set<String> CLEANUP_POLICIES = Set.of("delete", "compact", "compact,delete", "delete,compact");
     private static final Set<String> KNOWN_CONFIGS = knownTopicConfigs();
@@ -136,14 +136,39 @@ public final class TopicCatalog {
             if (policy != null && !CLEANUP_POLICIES.contains(policy.replace(" ", ""))) {
                 problems.add(where + ": cleanup.policy '" + policy + "' is not delete, compact or compact,delete");
             }
+            List<String> writers = roles(t.path("writers"), where + ".writers", problems);
+            List<String> readers = roles(t.path("readers"), where + ".readers", problems);
+            if (writers.isEmpty()) {
+                problems.add(where + ": 'writers' must name the roles that produce to it (" + String.join(", ", TopicAcls.ROLES) + ")");
+            }
             topics.add(new TopicSpec(name, partitions, (short) Math.min(rf, Short.MAX_VALUE), configs,
-                    t.path("description").asText(""), t.path("key").asText(""), t.path("value_schema").asText("")));
+                    t.path("description").asText(""), t.path("key").asText(""), t.path("value_schema").asText(""), writers, readers));
         }
         if (!problems.isEmpty()) {
             throw new InvalidTopicFileException(source + " has " + problems.size() + " problem(s):\n  - "
                     + String.join("\n  - ", problems));
         }
         return new TopicCatalog(topics, source);
+    }
+
+    /** A list of roles (TopicAcls.ROLES); empty when the key is absent. */
+    private static List<String> roles(JsonNode node, String where, List<String> problems) {
+        List<String> roles = new ArrayList<>();
+        if (node.isMissingNode() || node.isNull()) {
+            return roles;
+        }
+        if (!node.isArray()) {
+            problems.add(where + " must be a list of roles (" + String.join(", ", TopicAcls.ROLES) + ")");
+            return roles;
+        }
+        for (JsonNode role : node) {
+            if (!TopicAcls.ROLES.contains(role.asText())) {
+                problems.add(where + ": '" + role.asText() + "' is not a role (" + String.join(", ", TopicAcls.ROLES) + ")");
+            } else {
+                roles.add(role.asText());
+            }
+        }
+        return roles;
     }
 
     private static Map<String, String> configs(JsonNode node, String where, List<String> problems) {

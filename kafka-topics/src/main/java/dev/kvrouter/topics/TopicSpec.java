@@ -3,9 +3,15 @@ package dev.kvrouter.topics;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** One declared topic: what {@code apply} makes the cluster hold. */
+/**
+ * One declared topic: what {@code apply} makes the cluster hold.
+ *
+ * @param writers the roles that produce to it ({@link TopicAcls#ROLES})
+ * @param readers the roles that consume it
+ */
 public record TopicSpec(String name, int partitions, short replicationFactor, Map<String, String> configs,
-                        String description, String key, String valueSchema) {
+                        String description, String key, String valueSchema, java.util.List<String> writers,
+                        java.util.List<String> readers) {
 
     /** The topic config that says how many replicas must have a write before it is acknowledged (acks=all). */
     public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
@@ -15,6 +21,8 @@ public record TopicSpec(String name, int partitions, short replicationFactor, Ma
         TreeMap<String, String> all = new TreeMap<>(configs);
         all.putIfAbsent(MIN_INSYNC_REPLICAS, Integer.toString(minInsyncReplicas(replicationFactor)));
         configs = java.util.Collections.unmodifiableMap(all);
+        writers = java.util.List.copyOf(writers);
+        readers = java.util.List.copyOf(readers);
     }
 
     /**
@@ -27,7 +35,7 @@ public record TopicSpec(String name, int partitions, short replicationFactor, Ma
     }
 
     public TopicSpec withName(String newName) {
-        return new TopicSpec(newName, partitions, replicationFactor, configs, description, key, valueSchema);
+        return new TopicSpec(newName, partitions, replicationFactor, configs, description, key, valueSchema, writers, readers);
     }
 
     public TopicSpec withReplicationFactor(short rf) {
@@ -36,6 +44,6 @@ public record TopicSpec(String name, int partitions, short replicationFactor, Ma
         if (own.get(MIN_INSYNC_REPLICAS).equals(Integer.toString(minInsyncReplicas(replicationFactor)))) {
             own.remove(MIN_INSYNC_REPLICAS);
         }
-        return new TopicSpec(name, partitions, rf, own, description, key, valueSchema);
+        return new TopicSpec(name, partitions, rf, own, description, key, valueSchema, writers, readers);
     }
 }

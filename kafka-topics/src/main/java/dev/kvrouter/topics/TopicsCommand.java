@@ -74,6 +74,15 @@ public final class TopicsCommand {
                 description = "How long to wait for each Kafka request (default: ${DEFAULT-VALUE}).")
         int timeoutSeconds;
 
+        @Option(names = "--acl", paramLabel = "ROLE=PRINCIPAL",
+                description = "Also grant each role (bridge, balancer, job) exactly what the file's writers and readers say, e.g. "
+                        + "--acl job=User:kvr-job (repeat for each; all three once any is given). Needs an authorizer on the cluster.")
+        Map<String, String> acls = new java.util.LinkedHashMap<>();
+
+        @Option(names = "--job-group", paramLabel = "PREFIX", defaultValue = "kvr-routing-view",
+                description = "With --acl: the job's consumer group ids start with this (its kafka.group-id; default: ${DEFAULT-VALUE}).")
+        String jobGroup;
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -82,8 +91,19 @@ public final class TopicsCommand {
             PrintWriter out = spec.commandLine().getOut();
             TopicCatalog catalog = files.catalog();
             try (Admin admin = Admin.create(KafkaClients.config(clientConfig.load(), adminConfig(kafka.value(), timeoutSeconds)))) {
+                List<org.apache.kafka.common.acl.AclBinding> bindings = acls.isEmpty() ? List.of()
+                        : TopicAcls.bindings(catalog, acls, jobGroup);
                 TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(timeoutSeconds));
                 TopicApplier.Plan plan = applier.plan(catalog);
+                if (!bindings.isEmpty()) {
+                    if (dryRun) {
+                        out.printf("dry run: %d ACL binding(s) to grant to %s%n", bindings.size(), acls);
+                    } else {
+                        // Granting what is granted already changes nothing: safe to run again.
+                        admin.createAcls(bindings).all().get(timeoutSeconds, java.util.concurrent.TimeUnit.SECONDS);
+                        out.printf("granted %d ACL binding(s) to %s%n", bindings.size(), acls);
+                    }
+                }
                 if (plan.changes().isEmpty()) {
                     out.printf("no change: all %d topics match %s%n", plan.matching().size(), catalog.source());
                     return 0;
@@ -103,6 +123,12 @@ public final class TopicsCommand {
                     return 1;
                 }
                 return plan.drift().isEmpty() ? 0 : EXIT_DRIFT;
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                throw new IllegalStateException("granting the ACLs failed (is an authorizer on, and may this principal alter ACLs?): "
+                        + e.getMessage(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
             } catch (IllegalStateException e) {
                 if (e.getCause() != null && KafkaClients.isRefusal(e.getCause())) {
                     throw new IllegalStateException(KafkaClients.explain(kafka.value(), e.getCause()), e.getCause());

@@ -59,16 +59,20 @@ class TopicCatalogTest {
                 topics:
                   - name: ok.topic
                     partitions: 3
+                    writers: [job]
                     configs:
                       retention.ms: 1000
                       retention.mss: 1000
                   - name: ok.topic
                     partitions: 1
+                    writers: [job]
                   - name: "bad name!"
                     partitions: -2
+                    writers: [job]
                     configs:
                       cleanup.policy: shred
                   - description: nameless
+                    writers: [job]
                 """;
         assertThatThrownBy(() -> TopicCatalog.parse(yaml, "test.yaml"))
                 .isInstanceOf(TopicCatalog.InvalidTopicFileException.class)

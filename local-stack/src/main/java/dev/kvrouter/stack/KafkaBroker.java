@@ -72,6 +72,9 @@ final class KafkaBroker {
                 // SCRAM users as salted passwords: the passwords themselves are on no command line.
                 format.addAll(List.of("--add-scram", security.scramCredential(StackSecurity.BROKER_USER, "broker-password"),
                         "--add-scram", security.scramCredential(StackSecurity.CLIENT_USER, "kafka-password")));
+                for (String role : StackSecurity.ROLES) {
+                    format.addAll(List.of("--add-scram", security.scramCredential(StackSecurity.roleUser(role), StackSecurity.roleSecret(role))));
+                }
             }
             Path formatLog = logs.resolve("kafka-format.log");
             int exit = Processes.runToCompletion(format, stateDir, formatLog, Duration.ofSeconds(60));
@@ -157,6 +160,12 @@ final class KafkaBroker {
             p.setProperty("inter.broker.listener.name", "SASL_SSL");
             p.setProperty("listener.security.protocol.map", "SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT");
             p.setProperty("sasl.enabled.mechanisms", "SCRAM-SHA-512");
+            // Every client is authorized: the role users get only what `kvr topics apply --acl` grants them.
+            // Super users: the broker, the stack's own client (its tools create topics and grant the ACLs), and
+            // ANONYMOUS, which is what the loopback plaintext controller listener sees the broker as (KRaft:
+            // the broker registers and heartbeats there); clients reach only the SASL_SSL listener.
+            p.setProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
+            p.setProperty("super.users", "User:" + StackSecurity.BROKER_USER + ";User:" + StackSecurity.CLIENT_USER + ";User:ANONYMOUS");
             p.setProperty("sasl.mechanism.inter.broker.protocol", "SCRAM-SHA-512");
             p.setProperty("listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
                     "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + StackSecurity.BROKER_USER

@@ -35,6 +35,12 @@ final class StackSecurity {
     static final String CLIENT_USER = "kvr";
     /** The broker's own SCRAM user (inter-broker connections). */
     static final String BROKER_USER = "broker";
+    /**
+     * The roles of the catalog's writers and readers (TopicAcls.ROLES), each a SCRAM user {@code kvr-<role>}
+     * with a client config of its own ({@link #roleClientConfig}); the broker's authorizer lets each do only
+     * what `kvr topics apply --acl` grants it. {@link #CLIENT_USER} stays a super user (the stack's own tools).
+     */
+    static final List<String> ROLES = dev.kvrouter.common.KafkaRoles.ALL;
 
     private final Path dir;
 
@@ -65,13 +71,32 @@ final class StackSecurity {
         for (String secret : List.of("store-password", "kafka-password", "broker-password", "redis-password", "registry-password")) {
             s.writeSecret(secret, randomPassword());
         }
+        for (String role : ROLES) {
+            s.writeSecret(roleSecret(role), randomPassword());
+        }
         s.makeCertificates();
-        KafkaBroker.write(s.clientConfig(), clientProperties(s));
+        KafkaBroker.write(s.clientConfig(), clientProperties(s, CLIENT_USER, "kafka-password"));
+        for (String role : ROLES) {
+            KafkaBroker.write(s.roleClientConfig(role), clientProperties(s, roleUser(role), roleSecret(role)));
+        }
         return s;
     }
 
     Path clientConfig() {
         return dir.resolve("client.properties");
+    }
+
+    /** The client config of one role's Kafka user ({@link #ROLES}); the registry and Redis as in {@link #clientConfig()}. */
+    Path roleClientConfig(String role) {
+        return dir.resolve("client-" + role + ".properties");
+    }
+
+    static String roleUser(String role) {
+        return "kvr-" + role;
+    }
+
+    static String roleSecret(String role) {
+        return "kafka-" + role + "-password";
     }
 
     Path serverKeystore() {
@@ -153,15 +178,15 @@ final class StackSecurity {
         }
     }
 
-    private static String clientProperties(StackSecurity s) {
+    private static String clientProperties(StackSecurity s, String kafkaUser, String kafkaSecret) {
         String store = "${file:" + s.secretFile("store-password") + "}";
         return String.join("\n",
                 "# kv-router client config of the secure local stack ('kvr stack up --secure'). Secrets are read from",
                 "# the files named, never written here. README, \"Security\", explains every setting.",
                 "security.protocol=SASL_SSL",
                 "sasl.mechanism=SCRAM-SHA-512",
-                "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + CLIENT_USER
-                        + "\" password=\"${file:" + s.secretFile("kafka-password") + "}\";",
+                "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + kafkaUser
+                        + "\" password=\"${file:" + s.secretFile(kafkaSecret) + "}\";",
                 "ssl.truststore.type=PKCS12",
                 "ssl.truststore.location=" + s.truststore(),
                 "ssl.truststore.password=" + store,
