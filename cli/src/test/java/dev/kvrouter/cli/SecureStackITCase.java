@@ -197,7 +197,15 @@ class SecureStackITCase {
         try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", addresses.kafkaBootstrap())))) {
             TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
             assertThat(applier.apply(applier.plan(catalog))).isEmpty();
-            admin.createAcls(dev.kvrouter.topics.TopicAcls.bindings(catalog, principals, prefix + "job")).all().get(30, TimeUnit.SECONDS);
+            List<org.apache.kafka.common.acl.AclBinding> granted = dev.kvrouter.topics.TopicAcls.bindings(catalog, principals, prefix + "job");
+            admin.createAcls(granted).all().get(30, TimeUnit.SECONDS);
+            // Created once the controller has them; the broker authorizes with them once its metadata has caught up.
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!admin.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS)
+                    .containsAll(granted)) {
+                assertThat(System.nanoTime()).as("the ACLs in the broker's metadata within %s", WAIT).isLessThan(deadline);
+                Thread.sleep(100);
+            }
         }
         Path secure = Path.of(addresses.clientConfig()).getParent();
         for (String role : dev.kvrouter.common.KafkaRoles.ALL) {
@@ -211,7 +219,9 @@ class SecureStackITCase {
                 for (dev.kvrouter.topics.TopicSpec topic : catalog.topics()) {
                     boolean allowed = topic.writers().contains(role);
                     try {
-                        p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic.name(), new byte[] {1})).get(30, TimeUnit.SECONDS);
+                        // (keyed: the compacted topics take no record without a key)
+                        p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic.name(), new byte[] {1}, new byte[] {1}))
+                                .get(30, TimeUnit.SECONDS);
                         assertThat(allowed).as("%s wrote to %s, which it does not write", role, topic.name()).isTrue();
                     } catch (java.util.concurrent.ExecutionException e) {
                         assertThat(e.getCause()).as("%s refused on %s", role, topic.name())
@@ -350,7 +360,8 @@ class SecureStackITCase {
         } catch (IOException e) {
             throw new AssertionError("cannot read " + secrets, e);
         }
-        assertThat(values).hasSize(5).allSatisfy(v -> assertThat(v).hasSizeGreaterThan(16));
+        // The store, Kafka (the stack's client, the broker, each role's user), Redis and registry passwords.
+        assertThat(values).hasSize(5 + dev.kvrouter.common.KafkaRoles.ALL.size()).allSatisfy(v -> assertThat(v).hasSizeGreaterThan(16));
         StringBuilder produced = new StringBuilder(said.toString(StandardCharsets.UTF_8));
         try (Stream<Path> logs = Files.walk(dir.resolve("stack").resolve("logs"))) {
             for (Path log : logs.filter(Files::isRegularFile).toList()) {
