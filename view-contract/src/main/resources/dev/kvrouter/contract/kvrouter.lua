@@ -671,7 +671,9 @@ local function decide(h, n, class, max_age, match)
   -- publishes (engine.kv-room) holds less, the engine admits it only once running requests end and
   -- free their blocks, as a full engine would: a slot time over what it runs, per request ahead. A
   -- cache a few prompts deep is full at a few requests, far below its slots (BENCHMARKS.md, "Robust
-  -- affinity": cache pressure). Without the room published, wait(id).
+  -- affinity": cache pressure). The need is the whole prompt, its cached run included: admitted, a
+  -- request pins its cached blocks too, and only running requests' blocks count as used (a
+  -- conversation's earlier turn, ended, pins nothing). Without the room published, wait(id).
   local function wait_for(id, need)
     local e = engines[id]
     local start = wait(id)
@@ -816,16 +818,13 @@ local function decide(h, n, class, max_age, match)
   -- a second copy of another engine's blocks takes).
   -- Delays within SAME_DELAY of the least are ties: the longer run, the lower load, the id (soonest).
   -- A run counts as far as it outlasts the prefill queued ahead of the request there (kept).
-  local function uncached_blocks(id, runs)
+  local function uncached_ms(id, runs)
     local d = runs[id]
     if d and d > 0 then d = d * kept(id) else d = 0 end
-    return n - d
-  end
-  local function uncached_ms(id, runs)
-    return h.miss_weight * uncached_blocks(id, runs) * h.chunk / engines[id].rate * 1000
+    return h.miss_weight * (n - d) * h.chunk / engines[id].rate * 1000
   end
   local function delay(id, runs)
-    return wait_for(id, uncached_blocks(id, runs) * h.chunk) + uncached_ms(id, runs)
+    return wait_for(id, n * h.chunk) + uncached_ms(id, runs)
   end
   -- The engine where the request costs the least delay, given each engine's run: of those within
   -- SAME_DELAY of the least, the longer run, then the lower load, then the id. On the way, the one it
