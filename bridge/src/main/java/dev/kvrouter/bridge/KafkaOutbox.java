@@ -1,5 +1,6 @@
 package dev.kvrouter.bridge;
 
+import dev.kvrouter.bridge.OutboxBudget.Kind;
 import dev.kvrouter.common.TopicNames;
 import dev.kvrouter.dlq.DeadLetter;
 import dev.kvrouter.events.EngineLoad;
@@ -12,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import dev.kvrouter.bridge.OutboxBudget.Kind;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -31,8 +31,8 @@ import org.slf4j.LoggerFactory;
  * Everything the bridge sends to Kafka goes through one queue and one sender thread, so a slow Kafka
  * never blocks the ZMQ receive threads. The queue is bounded by records and by serialized bytes, per
  * engine too, with room apart for the heartbeats ({@link OutboxBudget}): a record that does not fit
- * is dropped and counted (a dropped batch leaves a sequence gap the job sees). Records are serialized (Avro,
- * Confluent wire format) by the thread that offers them, so the engines' threads share that work;
+ * is dropped and counted (a dropped batch leaves a sequence gap the job sees). Records are
+ * serialized (Avro, Confluent wire format) by the thread that offers them, so the engines' threads share that work;
  * the sender only hands bytes to the producer. The producer delivers in order (idempotent, acks=all,
  * by default one request in flight: {@link KafkaClients#orderedDelivery()}), and one thread sends in arrival
  * order, so each engine's batches reach its partition once and in order.

@@ -40,8 +40,9 @@ import org.apache.flink.util.OutputTag;
  * <p>Health: READY, BUSY (queue over the cap; entries kept, affinity suspended by pick), DRAINING
  * (lifecycle says so), SUSPECT (silent past engine.suspect-after), DEAD (silent past
  * engine.dead-after: entries dropped from the view, the chains kept until engine.forget-after, and
- * indexed again if its next batch continues its sequence: a stall past the limit), RESTARTED (AllBlocksCleared, or the sequence went back on a
- * batch stamped later than the last one applied: entries dropped, then READY under a new epoch). A
+ * indexed again if its next batch continues its sequence: a stall past the limit), RESTARTED
+ * (AllBlocksCleared, or the sequence went back on a batch stamped later than the last one applied:
+ * entries dropped, then READY under a new epoch). A
  * sequence gap marks the engine unsynced (pick halves its confidence) until every entry from before
  * the gap has expired.
  *
