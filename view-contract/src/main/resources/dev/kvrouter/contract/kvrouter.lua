@@ -657,28 +657,21 @@ local function decide(h, n, class, max_age, match)
 
   -- How long a request placed on the engine waits before its own prefill can start: the prefill
   -- already placed there by every balancer, or, with every slot taken, a slot freeing (free_ms per
-  -- request ahead).
+  -- request ahead). And where the KV room the job publishes (engine.kv-room) holds less than the
+  -- prompt, the engine admits it only once running requests end and free their blocks, as a full
+  -- engine would: a slot time over what it runs, per request ahead. A cache a few prompts deep is
+  -- full at a few requests, far below its slots (BENCHMARKS.md, "Cache pressure at seeds 1–3"). The
+  -- need is the whole prompt, its cached run included: admitted, a request pins its cached blocks
+  -- too, and only running requests' blocks count as used (a conversation's earlier turn, ended,
+  -- pins nothing).
   local function wait(id)
     local e = engines[id]
     local start = h.backlog[id] or 0
     if e.free_ms then
       start = math.max(start, (e.load - e.slots + 1) * e.free_ms)
     end
-    return start
-  end
-
-  -- The same, for a request that needs `need` tokens of KV room there: where the room the job
-  -- publishes (engine.kv-room) holds less, the engine admits it only once running requests end and
-  -- free their blocks, as a full engine would: a slot time over what it runs, per request ahead. A
-  -- cache a few prompts deep is full at a few requests, far below its slots (BENCHMARKS.md, "Robust
-  -- affinity": cache pressure). The need is the whole prompt, its cached run included: admitted, a
-  -- request pins its cached blocks too, and only running requests' blocks count as used (a
-  -- conversation's earlier turn, ended, pins nothing). Without the room published, wait(id).
-  local function wait_for(id, need)
-    local e = engines[id]
-    local start = wait(id)
     local room = e.kv_room or e.kv_free
-    if room and need > room and e.slot_ms > 0 then
+    if room and n * h.chunk > room and e.slot_ms > 0 then
       start = math.max(start, (math.max(0, e.load - e.running) + 1) * e.slot_ms / math.max(1, e.running))
     end
     return start
@@ -824,7 +817,7 @@ local function decide(h, n, class, max_age, match)
     return h.miss_weight * (n - d) * h.chunk / engines[id].rate * 1000
   end
   local function delay(id, runs)
-    return wait_for(id, n * h.chunk) + uncached_ms(id, runs)
+    return wait(id) + uncached_ms(id, runs)
   end
   -- The engine where the request costs the least delay, given each engine's run: of those within
   -- SAME_DELAY of the least, the longer run, then the lower load, then the id. On the way, the one it
@@ -833,11 +826,12 @@ local function decide(h, n, class, max_age, match)
     local least, delays, unseen, unseen_delay = math.huge, {}, nil, nil
     for id in pairs(engines) do
       if not overloaded(id) and not over_client_cap(id) then
-        local t = delay(id, runs) -- once an engine, not once a comparison
+        local w = wait(id)
+        local t = w + uncached_ms(id, runs) -- once an engine, not once a comparison
         delays[id] = t
         if t < least then least = t end
         if not blind then
-          local u = delay(id, no_runs)
+          local u = w + uncached_ms(id, no_runs)
           if not unseen or u < unseen_delay or (u == unseen_delay and (engines[id].load < engines[unseen].load
               or (engines[id].load == engines[unseen].load and id < unseen))) then
             unseen, unseen_delay = id, u

@@ -63,6 +63,9 @@ final class GatewayBench {
 
     static void run(Map<String, String> viewMeta, List<Integer> blockSizes, int requests, int concurrency, int rounds, PrintStream out)
             throws Exception {
+        // The engines' headers and body go out in two writes: without TCP_NODELAY, Nagle and the peer's delayed ACK
+        // add 40 ms to each answer (read once, when the first HttpServer is made).
+        System.setProperty("sun.net.httpserver.nodelay", "true");
         Path dir = Files.createTempDirectory("kvr-gateway-bench");
         List<HttpServer> engines = new ArrayList<>();
         ExecutorService engineThreads = Executors.newFixedThreadPool(4);
@@ -148,8 +151,6 @@ final class GatewayBench {
 
     /** An engine that answers every completion at once, with the usage vLLM reports. */
     private static HttpServer engine(ExecutorService threads) throws IOException {
-        // Headers and body go out in two writes: without TCP_NODELAY, Nagle and the peer's delayed ACK add 40 ms to each answer.
-        System.setProperty("sun.net.httpserver.nodelay", "true");
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 256);
         byte[] answer = ("{\"id\":\"cmpl-bench\",\"object\":\"text_completion\",\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,"
                 + "\"text\":\"a\",\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2,"
