@@ -93,6 +93,16 @@ public final class ViewLayout {
     }
 
     /**
+     * The keys every function of the library takes (layout 9): the reservations key alone. The
+     * library finds the view's keys from it; declaring only the key a call writes lets a balancer's
+     * Redis user write its reservations and only read the view (Redis checks every key given to
+     * {@code FCALL} as one the caller may write).
+     */
+    public String[] functionKeys() {
+        return new String[] {reservationsKey()};
+    }
+
+    /**
      * Pending prefixes: field a placed prompt's block hash at a sampled position, value the engines
      * it was placed on, {@code engine=ready_ms.epoch} (base 36) comma-separated (kvrouter.lua).
      */
@@ -232,13 +242,18 @@ public final class ViewLayout {
     }
 
     public static String functionLibrary() {
-        try (InputStream in = ViewLayout.class.getResourceAsStream("kvrouter.lua")) {
+        return resource("kvrouter.lua");
+    }
+
+    /** A text file of this package in the jar (the library, the shipped Redis users). */
+    static String resource(String name) {
+        try (InputStream in = ViewLayout.class.getResourceAsStream(name)) {
             if (in == null) {
-                throw new IllegalStateException("kvrouter.lua is missing from the kvr-view-contract jar");
+                throw new IllegalStateException(name + " is missing from the kvr-view-contract jar");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw new UncheckedIOException("cannot read " + name, e);
         }
     }
 }
