@@ -411,7 +411,7 @@ public final class KvRouterClient implements AutoCloseable {
         ownCounts.ended(requestId);
         try {
             Long released = redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER,
-                    new String[] {layout.enginesKey(), layout.reservationsKey()}, reservationId(requestId));
+                    layout.functionKeys(), reservationId(requestId));
             return released != null && released > 0;
         } catch (RedisException e) {
             return false;
@@ -430,7 +430,7 @@ public final class KvRouterClient implements AutoCloseable {
             return 0;
         }
         try {
-            Long kept = redis.fcall(ViewLayout.HOLDING_FUNCTION, ScriptOutputType.INTEGER, new String[] {layout.reservationsKey()},
+            Long kept = redis.fcall(ViewLayout.HOLDING_FUNCTION, ScriptOutputType.INTEGER, layout.functionKeys(),
                     requestIds.stream().map(this::reservationId).toArray(String[]::new));
             return kept == null ? 0 : kept.intValue();
         } catch (RedisException e) {
@@ -439,10 +439,7 @@ public final class KvRouterClient implements AutoCloseable {
     }
 
     private Pick pickInRedis(long[] chain, int n, String prefixClass, String clientId, String requestId, java.util.Set<String> avoid) {
-        String[] keys = {layout.metaKey(), layout.enginesKey(),
-                layout.groupKey(n > 0 ? ViewLayout.tag(chain, 1, options.tagDepth()) : 0),
-                layout.groupKey(n > 1 ? ViewLayout.tag(chain, 2, options.tagDepth()) : 0),
-                layout.classesKey(), layout.reservationsKey()};
+        String[] keys = layout.functionKeys(); // the library reads the prompt's groups by their hashes
         String[] args = new String[6 + tailArguments(requestId, avoid)];
         args[0] = Long.toString(options.maxViewAge().toMillis());
         args[1] = prefixClass == null ? "" : prefixClass;
@@ -486,7 +483,7 @@ public final class KvRouterClient implements AutoCloseable {
             Map<String, EngineEntry> engines = new java.util.HashMap<>();
             lastEngines.forEach((id, v) -> engines.put(id, EngineEntry.decode(v)));
             Map<String, PickPolicy.Run> runs = PickPolicy.match(engines, blocks, System.currentTimeMillis(), floor);
-            String[] keys = {layout.metaKey(), layout.enginesKey(), layout.classesKey(), layout.reservationsKey()};
+            String[] keys = layout.functionKeys();
             int[] sampled = ViewLayout.pendingPositions(n);
             String[] args = new String[6 + sampled.length + tailArguments(requestId, avoid)];
             args[0] = Long.toString(options.maxViewAge().toMillis());

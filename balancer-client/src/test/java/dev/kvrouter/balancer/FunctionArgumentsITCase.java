@@ -110,7 +110,7 @@ class FunctionArgumentsITCase {
         }).isEmpty();
 
         // Every request done: nothing is left reserved or queued, and what is queued is a real time.
-        redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER, new String[] {layout.enginesKey(), layout.reservationsKey()},
+        redis.fcall(ViewLayout.DONE_FUNCTION, ScriptOutputType.INTEGER, layout.functionKeys(),
                 requests.toArray(String[]::new));
         assertThat(redis.hlen(layout.reservationsKey())).isZero();
         Map<String, String> queued = redis.hgetall(layout.reservationsKey() + ":prefill");
@@ -122,7 +122,7 @@ class FunctionArgumentsITCase {
         // A sane placement of the held prompt goes to its holder in the view, once what the fuzz's own placements
         // left behind them (queued prefill, the pending prefixes that made other engines holders too) is gone.
         redis.del(redis.keys(layout.reservationsKey() + "*").toArray(String[]::new));
-        List<Object> answer = invoke(new Call(ViewLayout.PICK_FUNCTION, pickKeys(), new String[] {"2000", "", "", "sane", "8", packed}, false));
+        List<Object> answer = invoke(new Call(ViewLayout.PICK_FUNCTION, layout.functionKeys(), new String[] {"2000", "", "", "sane", "8", packed}, false));
         assertThat(answer.subList(0, 3)).containsExactly("e1", 8L, "AFFINITY");
     }
 
@@ -137,7 +137,8 @@ class FunctionArgumentsITCase {
         return redis.fcall(call.function(), ScriptOutputType.MULTI, call.keys(), call.args());
     }
 
-    private String[] pickKeys() {
+    /** The keys a layout-8 caller gave kvr_pick: the view's keys too (layout 9 takes the reservations key alone). */
+    private String[] layout8PickKeys() {
         return new String[] {layout.metaKey(), layout.enginesKey(), layout.groupKey(chain[0]), layout.groupKey(ViewLayout.tag(chain, 2, 2)),
                 layout.classesKey(), layout.reservationsKey()};
     }
@@ -150,23 +151,23 @@ class FunctionArgumentsITCase {
         List<Integer> numeric; // argument positions that must be numbers in range
         switch (kind) {
             case 0, 1 -> { // kvr_pick, kvr_peek
-                keys = pickKeys();
+                keys = layout.functionKeys();
                 args = new ArrayList<>(List.of("2000", "chat", "c" + random.nextInt(3), request, "8", packed, "", "500"));
                 numeric = List.of(0, 4, 7);
             }
             case 2 -> { // kvr_place: the runs the balancer matched, then the hashes at positions 1, 2, 4, 8
-                keys = new String[] {layout.metaKey(), layout.enginesKey(), layout.classesKey(), layout.reservationsKey()};
+                keys = layout.functionKeys();
                 args = new ArrayList<>(List.of("2000", "chat", "c" + random.nextInt(3), request, "8", "e1=8:0.9512294245007139",
                         ViewLayout.hex(chain[0]), ViewLayout.hex(chain[1]), ViewLayout.hex(chain[3]), ViewLayout.hex(chain[7]), "", "500"));
                 numeric = List.of(0, 4, 11);
             }
             case 3 -> { // kvr_done
-                keys = new String[] {layout.enginesKey(), layout.reservationsKey()};
+                keys = layout.functionKeys();
                 args = new ArrayList<>(List.of(request));
                 numeric = List.of();
             }
             default -> { // kvr_holding
-                keys = new String[] {layout.reservationsKey()};
+                keys = layout.functionKeys();
                 args = new ArrayList<>(List.of(request));
                 numeric = List.of();
             }
@@ -179,8 +180,16 @@ class FunctionArgumentsITCase {
             default -> ViewLayout.HOLDING_FUNCTION;
         };
         int spoil = random.nextInt(10); // 3 in 10 calls are left as they are
+        boolean keysSpoiled = false;
         for (int s = 0; s < (spoil >= 8 ? 2 : spoil >= 3 ? 1 : 0); s++) {
-            int how = random.nextInt(8);
+            int how = random.nextInt(9);
+            if (how == 8) {
+                // The keys of an older layout, a view key in the reservations key's place, or none.
+                String[][] wrong = {layout8PickKeys(), {layout.metaKey()}, {}, {layout.reservationsKey() + "x"}};
+                keys = wrong[random.nextInt(wrong.length)];
+                keysSpoiled = true;
+                continue;
+            }
             if (how <= 2 && !numeric.isEmpty()) {
                 // A number that is not one, or out of every range the position allows.
                 int at = numeric.get(random.nextInt(numeric.size()));
@@ -212,7 +221,7 @@ class FunctionArgumentsITCase {
                 }
             }
         }
-        return new Call(function, keys, args.toArray(String[]::new), !valid(kind, args));
+        return new Call(function, keys, args.toArray(String[]::new), keysSpoiled || !valid(kind, args));
     }
 
     /**

@@ -204,10 +204,30 @@ class PickFunctionITCase {
     }
 
     @Test
+    void aLayout8CallGivingTheViewsKeysIsRefusedSayingToUpgradeAndWritesNothing() {
+        hold(1, "e1");
+        hold(2, "e1"); // in the group of blocks 2..n, which the library names from the hashes and the tag depth
+        String[] layout8 = {layout.metaKey(), layout.enginesKey(), layout.groupKey(ViewLayout.tag(chain, 1, 2)),
+                layout.groupKey(ViewLayout.tag(chain, 2, 2)), layout.classesKey(), layout.reservationsKey()};
+        String[] args = {"2000", "", "", "r-8", "2", ViewLayout.packedHex(chain, 2)};
+        assertThatThrownBy(() -> redis.fcall(ViewLayout.PICK_FUNCTION, io.lettuce.core.ScriptOutputType.MULTI, layout8, args))
+                .hasMessageContaining("(layout " + ViewLayout.LAYOUT_VERSION + "): expected 1 key, the reservations key")
+                .hasMessageContaining("got 6").hasMessageContaining("must be upgraded");
+        assertThat(redis.hget(layout.reservationsKey(), "r-8")).as("nothing reserved").isNull();
+        assertThatThrownBy(() -> redis.fcall(ViewLayout.DONE_FUNCTION, io.lettuce.core.ScriptOutputType.INTEGER,
+                new String[] {layout.enginesKey(), layout.reservationsKey()}, "r-8")).hasMessageContaining("expected 1 key");
+        assertThatThrownBy(() -> redis.fcall(ViewLayout.PICK_FUNCTION, io.lettuce.core.ScriptOutputType.MULTI,
+                new String[] {layout.metaKey()}, args)).hasMessageContaining("must be the reservations key <prefix>{head}:res");
+        List<Object> answer = redis.fcall(ViewLayout.PICK_FUNCTION, io.lettuce.core.ScriptOutputType.MULTI, layout.functionKeys(), args);
+        assertThat(answer.subList(0, 2)).as("the same call with the reservations key alone: the holder, both blocks found by their hashes")
+                .containsExactly("e1", 2L);
+        assertThat(redis.hget(layout.reservationsKey(), "r-8")).startsWith("e1|");
+    }
+
+    @Test
     void aLayout7CallWithOneArgumentPerHashIsRefusedSayingWhatToSend() {
         hold(1, "e1");
-        String[] keys = {layout.metaKey(), layout.enginesKey(), layout.groupKey(ViewLayout.tag(chain, 1, 2)),
-                layout.groupKey(ViewLayout.tag(chain, 2, 2)), layout.classesKey(), layout.reservationsKey()};
+        String[] keys = layout.functionKeys();
         String[] args = {"2000", "", "", "", "2", ViewLayout.hex(chain[0]), ViewLayout.hex(chain[1])};
         assertThatThrownBy(() -> redis.fcall(ViewLayout.PICK_FUNCTION, io.lettuce.core.ScriptOutputType.MULTI, keys, args))
                 .hasMessageContaining("layout " + ViewLayout.LAYOUT_VERSION)

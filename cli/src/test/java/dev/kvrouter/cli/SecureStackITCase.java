@@ -97,21 +97,24 @@ class SecureStackITCase {
         }
     }
 
+    /**
+     * The whole path with least privilege: the bridge, the job and a balancer each as its own role's
+     * user on Kafka (the ACLs `topics apply --acl` grants) and on Redis (the shipped Redis users: the
+     * job writes the view and loads the functions, the balancer places and releases, a reader peeks).
+     */
     @Test
-    void bridgeToKafkaToJobToRedisToPickWorksWithTheClientConfig() throws Exception {
+    void bridgeToKafkaToJobToRedisToPickWorksWithEachRolesOwnUsers() throws Exception {
         assertThat(addresses.redisUrl()).startsWith("rediss://");
         assertThat(addresses.clientConfig()).isNotEmpty();
         String prefix = "it-secure-" + System.nanoTime() + ".";
-        try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", addresses.kafkaBootstrap())))) {
-            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
-            assertThat(applier.apply(applier.plan(TopicCatalog.bundled().withPrefix(prefix)))).isEmpty();
-        }
+        applyTopicsAndGrantRoles(prefix);
+        Path secure = Path.of(addresses.clientConfig()).getParent();
 
         Map<String, String> job = new LinkedHashMap<>();
         job.put("kafka.bootstrap", addresses.kafkaBootstrap());
         job.put("schema-registry.url", addresses.schemaRegistryUrl());
         job.put("redis.url", addresses.redisUrl());
-        job.put("client-config", addresses.clientConfig());
+        job.put("client-config", secure.resolve("client-job.properties").toString());
         job.put("topics.prefix", prefix);
         job.put("kafka.group-id", prefix + "job");
         job.put("kafka.starting-offsets", "earliest");
@@ -144,14 +147,16 @@ class SecureStackITCase {
                     """.formatted(ENGINE, MODEL, port, metrics.getAddress().getPort()));
             BridgeConfig bridgeConfig = BridgeConfig.from(Map.of("kafka.bootstrap", addresses.kafkaBootstrap(),
                     "schema-registry.url", addresses.schemaRegistryUrl(), "topics.prefix", prefix, "engines.file", engines.toString(),
-                    "client-config", addresses.clientConfig(), "report.interval", "1 h"));
+                    "client-config", secure.resolve("client-bridge.properties").toString(), "report.interval", "1 h"));
             out.println(bridgeConfig);
             Bridge.checkTopics(bridgeConfig, Duration.ofSeconds(30));
             int[] tokens = new java.util.Random(7).ints(64, 1, 30_000).toArray();
             List<Long> hashes = VllmEventEncoder.hashes(11, 4);
             try (Bridge bridge = Bridge.start(bridgeConfig, out::println);
                  KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(addresses.redisUrl()).withKeyPrefix(prefix)
-                         .withSecurity(RedisSecurity.fromConfig(client.redis())).observing())) {
+                         .withSecurity(roleRedis(secure, "balancer")));
+                 KvRouterClient reader = new KvRouterClient(KvRouterClient.Options.defaults(addresses.redisUrl()).withKeyPrefix(prefix)
+                         .withSecurity(roleRedis(secure, "reader")).observing())) {
                 BridgeBench.awaitSubscription(pub, Duration.ofSeconds(30));
                 byte[] payload = VllmEventEncoder.batch(System.currentTimeMillis() / 1000.0, List.of(
                         VllmEventEncoder.blockStored(hashes, null, tokens, 16, null, "GPU", null, null, 0, null, null)),
@@ -164,7 +169,7 @@ class SecureStackITCase {
                 KvRouterClient.Pick pick = null;
                 long deadline = System.nanoTime() + WAIT.toNanos();
                 while (System.nanoTime() < deadline) {
-                    pick = router.pick(MODEL, null, tokens, List.of());
+                    pick = reader.pick(MODEL, null, tokens, List.of());
                     if (ENGINE.equals(pick.engineId()) && pick.matchedBlocks() == 4) {
                         break;
                     }
@@ -174,6 +179,10 @@ class SecureStackITCase {
                 assertThat(pick).isNotNull();
                 assertThat(pick.engineId()).isEqualTo(ENGINE);
                 assertThat(pick.matchedBlocks()).as("the engine's 4 blocks, through the bridge, Kafka, the job and Redis").isEqualTo(4);
+                KvRouterClient.Pick placed = router.pick(MODEL, null, tokens, List.of()); // reserves, under a new request id
+                assertThat(placed.source()).as("the balancer's user places: %s", placed).isEqualTo(KvRouterClient.Source.VIEW);
+                assertThat(placed.engineId()).isEqualTo(ENGINE);
+                assertThat(router.done(placed.requestId())).as("and releases").isTrue();
             }
         } finally {
             metrics.stop(0);
@@ -191,22 +200,7 @@ class SecureStackITCase {
     @Test
     void eachRolesKafkaUserWritesOnlyWhatTheTopicFileGrantsIt() throws Exception {
         String prefix = "it-acl-" + System.nanoTime() + ".";
-        TopicCatalog catalog = TopicCatalog.bundled().withPrefix(prefix);
-        Map<String, String> principals = new LinkedHashMap<>();
-        dev.kvrouter.common.KafkaRoles.ALL.forEach(role -> principals.put(role, "User:kvr-" + role));
-        try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", addresses.kafkaBootstrap())))) {
-            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
-            assertThat(applier.apply(applier.plan(catalog))).isEmpty();
-            List<org.apache.kafka.common.acl.AclBinding> granted = dev.kvrouter.topics.TopicAcls.bindings(catalog, principals, prefix + "job");
-            admin.createAcls(granted).all().get(30, TimeUnit.SECONDS);
-            // Created once the controller has them; the broker authorizes with them once its metadata has caught up.
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (!admin.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS)
-                    .containsAll(granted)) {
-                assertThat(System.nanoTime()).as("the ACLs in the broker's metadata within %s", WAIT).isLessThan(deadline);
-                Thread.sleep(100);
-            }
-        }
+        TopicCatalog catalog = applyTopicsAndGrantRoles(prefix);
         Path secure = Path.of(addresses.clientConfig()).getParent();
         for (String role : dev.kvrouter.common.KafkaRoles.ALL) {
             ClientConfig roleClient = ClientConfig.load(secure.resolve("client-" + role + ".properties"));
@@ -235,6 +229,35 @@ class SecureStackITCase {
         assertThat(consume(secure.resolve("client-job.properties"), prefix + "job", kvEvents)).as("the job reads its input").isNull();
         assertThat(consume(secure.resolve("client-balancer.properties"), prefix + "job", kvEvents)).as("a balancer does not")
                 .isInstanceOf(org.apache.kafka.common.errors.AuthorizationException.class);
+    }
+
+    /**
+     * The topic file's topics under the prefix, and each role's user granted what the file says
+     * (`topics apply --acl`, the job's groups under {@code <prefix>job}), once the broker has them.
+     */
+    private TopicCatalog applyTopicsAndGrantRoles(String prefix) throws Exception {
+        TopicCatalog catalog = TopicCatalog.bundled().withPrefix(prefix);
+        Map<String, String> principals = new LinkedHashMap<>();
+        dev.kvrouter.common.KafkaRoles.ALL.forEach(role -> principals.put(role, "User:kvr-" + role));
+        try (Admin admin = Admin.create(KafkaClients.config(client, Map.of("bootstrap.servers", addresses.kafkaBootstrap())))) {
+            TopicApplier applier = new TopicApplier(admin, Duration.ofSeconds(30));
+            assertThat(applier.apply(applier.plan(catalog))).isEmpty();
+            List<org.apache.kafka.common.acl.AclBinding> granted = dev.kvrouter.topics.TopicAcls.bindings(catalog, principals, prefix + "job");
+            admin.createAcls(granted).all().get(30, TimeUnit.SECONDS);
+            // Created once the controller has them; the broker authorizes with them once its metadata has caught up.
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!admin.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS)
+                    .containsAll(granted)) {
+                assertThat(System.nanoTime()).as("the ACLs in the broker's metadata within %s", WAIT).isLessThan(deadline);
+                Thread.sleep(100);
+            }
+        }
+        return catalog;
+    }
+
+    /** The Redis settings of a role's client config ({@code secure/client-<role>.properties}). */
+    private static RedisSecurity roleRedis(Path secure, String role) {
+        return RedisSecurity.fromConfig(ClientConfig.load(secure.resolve("client-" + role + ".properties")).redis());
     }
 
     /** Polls the topic for a few seconds in the group as the config's user; what was thrown, or null. */
@@ -360,8 +383,9 @@ class SecureStackITCase {
         } catch (IOException e) {
             throw new AssertionError("cannot read " + secrets, e);
         }
-        // The store, Kafka (the stack's client, the broker, each role's user), Redis and registry passwords.
-        assertThat(values).hasSize(5 + dev.kvrouter.common.KafkaRoles.ALL.size()).allSatisfy(v -> assertThat(v).hasSizeGreaterThan(16));
+        // The store, Kafka (the stack's client, the broker, each role's user), Redis (the stack's user, each shipped user)
+        // and registry passwords.
+        assertThat(values).hasSize(5 + dev.kvrouter.common.KafkaRoles.ALL.size() + dev.kvrouter.contract.RedisUsers.ALL.size()).allSatisfy(v -> assertThat(v).hasSizeGreaterThan(16));
         StringBuilder produced = new StringBuilder(said.toString(StandardCharsets.UTF_8));
         try (Stream<Path> logs = Files.walk(dir.resolve("stack").resolve("logs"))) {
             for (Path log : logs.filter(Files::isRegularFile).toList()) {

@@ -25,10 +25,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The gateway's Lua library against a Redis as the secure stack runs it (TLS only, an ACL user, the
+ * The gateway's Lua library against a Redis as the secure stack runs it (TLS only, ACL users, the
  * default user off), with the settings taken from the client config as './kvr gateway' takes them:
- * it connects, authenticates and calls the library; a refused password and an untrusted certificate
- * are each routed on load alone and named as what they are.
+ * it connects, authenticates and calls the library, as the stack's user and as the shipped balancer
+ * user; a reader's user, a refused password and an untrusted certificate are each routed on load
+ * alone and named as what they are.
  */
 class SecureRedisGatewayITCase {
 
@@ -64,6 +65,9 @@ class SecureRedisGatewayITCase {
             }
             // The library answers: there is no view yet.
             assertThat(route(gateway, "loaded")).isEqualTo("load_only; no_view");
+            // As the shipped least-privilege users: a balancer's may call the library, a reader's may not.
+            assertThat(route(gateway.withRedisAccess(roleAccess(redis, "balancer")), "balancer")).isEqualTo("load_only; no_view");
+            assertThat(route(gateway.withRedisAccess(roleAccess(redis, "reader")), "reader")).isEqualTo("load_only; redis_noperm");
 
             Path wrongPassword = dir.resolve("wrong-password");
             Files.writeString(wrongPassword, "not-it");
@@ -77,6 +81,10 @@ class SecureRedisGatewayITCase {
         } finally {
             engine.stop(0);
         }
+    }
+
+    private NginxGateway.RedisAccess roleAccess(LocalRedis redis, String role) throws java.io.IOException {
+        return GatewayCommand.redisAccess(ClientConfig.load(redis.clientConfig(role)).redis(), true, dir.resolve("secrets-" + role));
     }
 
     /** The route the gateway says it took for one prompt of token ids, through an nginx of its own. */

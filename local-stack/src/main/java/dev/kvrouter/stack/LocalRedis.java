@@ -103,6 +103,20 @@ public final class LocalRedis implements AutoCloseable {
         return security == null ? null : security.clientConfig();
     }
 
+    /**
+     * The client config of one role of a secure Redis, as {@code ./kvr stack up --secure} writes it:
+     * {@code job}, {@code balancer} or {@code reader}, each its shipped least-privilege Redis user.
+     */
+    public Path clientConfig(String role) {
+        if (security == null) {
+            return null;
+        }
+        if (!StackSecurity.REDIS_USER_OF_ROLE.containsKey(role) && !StackSecurity.READER.equals(role)) {
+            throw new IllegalArgumentException("no Redis user for role '" + role + "'; the roles are job, balancer and reader");
+        }
+        return security.roleClientConfig(role);
+    }
+
     @Override
     public void close() {
         if (process != null) {

@@ -27,8 +27,9 @@ final class RedisServer {
     }
 
     /**
-     * With {@code security}: TLS only (no plaintext port) with the stack's server certificate, and one
-     * ACL user, the client's, whose password Redis keeps as a SHA-256 hash; the default user is off.
+     * With {@code security}: TLS only (no plaintext port) with the stack's server certificate, the
+     * stack's own ACL user and the shipped least-privilege ones ({@link StackSecurity#redisUserDirectives}),
+     * whose passwords Redis keeps as SHA-256 hashes; the default user is off.
      */
     static Process start(Path stateDir, Path executable, int port, StackSecurity security) {
         Path dir = stateDir.resolve("redis");
@@ -39,8 +40,7 @@ final class RedisServer {
                 "tls-key-file " + security.redisKey(),
                 "tls-ca-cert-file " + security.caCertificate(),
                 "tls-auth-clients no",
-                "user default off",
-                "user " + StackSecurity.CLIENT_USER + " on #" + security.sha256("redis-password") + " ~* &* +@all");
+                String.join("\n", security.redisUserDirectives()));
         KafkaBroker.write(dir.resolve("redis.conf"), String.join("\n",
                 "bind 127.0.0.1",
                 listen,

@@ -51,7 +51,7 @@ public final class StackCommand {
         int timeoutSeconds;
 
         @Option(names = "--secure", description = "Kafka on SASL_SSL (SCRAM-SHA-512 users made at start) and Redis on TLS with "
-                + "an ACL user (the default user off), certificates made with keytool; prints KVR_CLIENT_CONFIG=, the client "
+                + "ACL users (the stack's, and the job, balancer and reader of least privilege; the default user off), certificates made with keytool; prints KVR_CLIENT_CONFIG=, the client "
                 + "config every kv-router command reads. README, \"Security\".")
         boolean secure;
 

@@ -2,6 +2,7 @@ package dev.kvrouter.stack;
 
 import dev.kvrouter.common.config.ClientConfig;
 import dev.kvrouter.common.config.TrustStores;
+import dev.kvrouter.contract.RedisUsers;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -41,6 +42,15 @@ final class StackSecurity {
      * what `kvr topics apply --acl` grants it. {@link #CLIENT_USER} stays a super user (the stack's own tools).
      */
     static final List<String> ROLES = dev.kvrouter.common.KafkaRoles.ALL;
+    /**
+     * The Redis user of each role's client config, from the shipped least-privilege users
+     * ({@link RedisUsers}): the job and a balancer as their roles, the bridge none (it does not use
+     * Redis). The reader has a client config of its own, {@code client-reader.properties}, with Redis
+     * settings only.
+     */
+    static final java.util.Map<String, String> REDIS_USER_OF_ROLE = java.util.Map.of(
+            dev.kvrouter.common.KafkaRoles.JOB, RedisUsers.JOB, dev.kvrouter.common.KafkaRoles.BALANCER, RedisUsers.BALANCER);
+    static final String READER = "reader";
 
     private final Path dir;
 
@@ -74,11 +84,17 @@ final class StackSecurity {
         for (String role : ROLES) {
             s.writeSecret(roleSecret(role), randomPassword());
         }
-        s.makeCertificates();
-        KafkaBroker.write(s.clientConfig(), clientProperties(s, CLIENT_USER, "kafka-password"));
-        for (String role : ROLES) {
-            KafkaBroker.write(s.roleClientConfig(role), clientProperties(s, roleUser(role), roleSecret(role)));
+        for (String user : RedisUsers.ALL) {
+            s.writeSecret(redisSecret(user), randomPassword());
         }
+        s.makeCertificates();
+        KafkaBroker.write(s.clientConfig(), clientProperties(s, CLIENT_USER, "kafka-password", CLIENT_USER, "redis-password"));
+        for (String role : ROLES) {
+            String redisUser = REDIS_USER_OF_ROLE.get(role);
+            KafkaBroker.write(s.roleClientConfig(role), clientProperties(s, roleUser(role), roleSecret(role), redisUser,
+                    redisUser == null ? null : redisSecret(redisUser)));
+        }
+        KafkaBroker.write(s.roleClientConfig(READER), clientProperties(s, null, null, RedisUsers.READER, redisSecret(RedisUsers.READER)));
         return s;
     }
 
@@ -97,6 +113,27 @@ final class StackSecurity {
 
     static String roleSecret(String role) {
         return "kafka-" + role + "-password";
+    }
+
+    static String redisSecret(String redisUser) {
+        return "redis-" + redisUser + "-password";
+    }
+
+    /**
+     * The Redis users of the secure stack: the stack's own {@code kvr} (every command: its tools and
+     * the tests' set-up) and the shipped least-privilege users for any view prefix, each password kept
+     * by Redis as its SHA-256.
+     */
+    List<String> redisUserDirectives() {
+        java.util.Map<String, String> passwords = new java.util.HashMap<>();
+        for (String user : RedisUsers.ALL) {
+            passwords.put(user, "#" + sha256(redisSecret(user)));
+        }
+        List<String> lines = new ArrayList<>();
+        lines.add("user default off");
+        lines.add("user " + CLIENT_USER + " on #" + sha256("redis-password") + " ~* &* +@all");
+        lines.addAll(RedisUsers.directives("*", passwords));
+        return lines;
     }
 
     Path serverKeystore() {
@@ -178,29 +215,37 @@ final class StackSecurity {
         }
     }
 
-    private static String clientProperties(StackSecurity s, String kafkaUser, String kafkaSecret) {
+    /** A client config: Kafka and the registry as {@code kafkaUser} (none: Redis only), Redis as {@code redisUser} (none: TLS only). */
+    private static String clientProperties(StackSecurity s, String kafkaUser, String kafkaSecret, String redisUser, String redisSecret) {
         String store = "${file:" + s.secretFile("store-password") + "}";
-        return String.join("\n",
+        List<String> lines = new ArrayList<>(List.of(
                 "# kv-router client config of the secure local stack ('kvr stack up --secure'). Secrets are read from",
-                "# the files named, never written here. README, \"Security\", explains every setting.",
-                "security.protocol=SASL_SSL",
-                "sasl.mechanism=SCRAM-SHA-512",
-                "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + kafkaUser
-                        + "\" password=\"${file:" + s.secretFile(kafkaSecret) + "}\";",
-                "ssl.truststore.type=PKCS12",
-                "ssl.truststore.location=" + s.truststore(),
-                "ssl.truststore.password=" + store,
-                "basic.auth.credentials.source=USER_INFO",
-                "basic.auth.user.info=" + CLIENT_USER + ":${file:" + s.secretFile("registry-password") + "}",
-                "schema.registry.ssl.truststore.location=" + s.truststore(),
-                "schema.registry.ssl.truststore.password=" + store,
-                "redis.user=" + CLIENT_USER,
-                "redis.password=${file:" + s.secretFile("redis-password") + "}",
+                "# the files named, never written here. README, \"Security\", explains every setting."));
+        if (kafkaUser != null) {
+            lines.addAll(List.of(
+                    "security.protocol=SASL_SSL",
+                    "sasl.mechanism=SCRAM-SHA-512",
+                    "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + kafkaUser
+                            + "\" password=\"${file:" + s.secretFile(kafkaSecret) + "}\";",
+                    "ssl.truststore.type=PKCS12",
+                    "ssl.truststore.location=" + s.truststore(),
+                    "ssl.truststore.password=" + store,
+                    "basic.auth.credentials.source=USER_INFO",
+                    "basic.auth.user.info=" + CLIENT_USER + ":${file:" + s.secretFile("registry-password") + "}",
+                    "schema.registry.ssl.truststore.location=" + s.truststore(),
+                    "schema.registry.ssl.truststore.password=" + store));
+        }
+        if (redisUser != null) {
+            lines.add("redis.user=" + redisUser);
+            lines.add("redis.password=${file:" + s.secretFile(redisSecret) + "}");
+        }
+        lines.addAll(List.of(
                 "redis.ssl=true",
                 "redis.ssl.truststore.location=" + s.truststore(),
                 "redis.ssl.truststore.password=" + store,
                 "redis.ssl.ca.location=" + s.caCertificate(),
-                "");
+                ""));
+        return String.join("\n", lines);
     }
 
     /**

@@ -28,7 +28,7 @@ import java.nio.charset.StandardCharsets;
 public final class ViewLayout {
 
     /** Bumped on any incompatible change of keys or values; the Lua library checks it. */
-    public static final int LAYOUT_VERSION = 8;
+    public static final int LAYOUT_VERSION = 9;
     public static final String FUNCTION_LIBRARY = "kvrouter";
     /** Places a request and records its reservation (FCALL). */
     public static final String PICK_FUNCTION = "kvr_pick";

@@ -2,12 +2,12 @@
 
 -- kv-router's routing view functions. Loaded (FUNCTION LOAD REPLACE) by the view sink when it
 -- starts; the layout is documented in redis-sink/README.md. Keep in step with ViewLayout.java.
-local LAYOUT = 8
+local LAYOUT = 9
 -- The library's revision within its layout: one more at every change of what it answers or writes
 -- (LibraryRevisionTest holds each revision's code hash). A job refuses to replace a library of a
 -- later layout or revision than its own (ViewConnection.loadViewFunctions): an older job must not
 -- silently downgrade the routing of every balancer.
-local REVISION = 3
+local REVISION = 4
 
 -- Engine table value: status|waiting|running|kv_permille|tau_ms|epoch|unsynced|load_ms|role|slots|prefill_tps|slot_ms[|kv_free_tokens]
 -- (read with one pattern: every pick parses every engine, and one match costs a third less than a split).
@@ -1147,7 +1147,8 @@ local function tail_arguments(args, at)
   return nil
 end
 
--- KEYS: meta, engines, group of block 1, group of blocks 2..n, class switches, reservations
+-- keys (found from the one key kvr_pick takes, see pick_keys): meta, engines, group of block 1, group
+-- of blocks 2..n, class switches, reservations
 -- ARGV: max_view_age_ms, prefix class ('' for none), client id ('' for none), request id ('' to
 --       reserve nothing), n, the prompt's n block hashes as one argument (16 hex digits each, one
 --       after the other: the pick reads only the blocks it probes, and one argument costs Redis one
@@ -1190,7 +1191,7 @@ end
 
 -- Redis Cluster: the balancer matched the prompt against the groups itself (they sit in other
 -- slots) and places it here, in the head slot, in a second round trip.
--- KEYS: meta, engines, class switches, reservations
+-- keys (found from the one key kvr_place takes): meta, engines, class switches, reservations
 -- ARGV: max_view_age_ms, prefix class, client id, request id ('' to reserve nothing), n,
 --       the holders' runs: engine=depth:confidence,... ('' for none), then optionally the prompt's
 --       hashes at the sampled positions 1, 2, 4, ... below n, and n (the pending prefixes; without
@@ -1244,7 +1245,7 @@ local function place(keys, args)
   return result
 end
 
--- KEYS: engines, reservations; ARGV: request ids. The requests are done (or were never sent): their
+-- keys (found from the one key kvr_done takes): engines, reservations; ARGV: request ids. The requests are done (or were never sent): their
 -- reservations leave, and a request its engine's last load report counted is one less there until
 -- the engine reports again; a request still held leaves the waiting room. Returns how many
 -- reservations there were.
@@ -1297,11 +1298,68 @@ local function holding(keys, args)
   return kept
 end
 
-redis.register_function{function_name = 'kvr_pick', callback = function(keys, args) return pick_with(keys, args, true) end}
-redis.register_function{function_name = 'kvr_peek', callback = function(keys, args) return pick_with(keys, args, false) end,
-  flags = {'no-writes'}}
-redis.register_function{function_name = 'kvr_place', callback = place}
-redis.register_function{function_name = 'kvr_done', callback = done}
-redis.register_function{function_name = 'kvr_holding', callback = holding}
+-- Layout 9: every function is called with one key, the reservations key <prefix>{head}:res, and
+-- finds the view's keys from it. Redis checks every key given to FCALL as one the caller may write
+-- (FCALL_RO: read), and a key a script reaches by name command by command, as that command uses it;
+-- so declaring only the key a call writes lets a balancer's ACL user write its reservations and
+-- only read the view (redis-sink/README.md, "Least privilege"). On Redis Cluster the head keys share
+-- the reservations key's slot (hash tag {head}); kvr_pick and kvr_peek also read the prompt's two
+-- groups, which is why a cluster balancer matches them itself and calls kvr_place.
+local RES_SUFFIX = '{head}:res'
+
+-- The view's prefix in the one key a function takes; nil and what is wrong otherwise.
+local function view_prefix(fn, keys)
+  if #keys ~= 1 then
+    return nil, string.format('ERR %s (layout %d): expected 1 key, the reservations key <prefix>%s, got %d; '
+      .. 'a client older than layout %d must be upgraded', fn, LAYOUT, RES_SUFFIX, #keys, LAYOUT)
+  end
+  local res = keys[1]
+  if #res > MAX_ID or #res < #RES_SUFFIX or string.sub(res, -#RES_SUFFIX) ~= RES_SUFFIX then
+    return nil, string.format('ERR %s: the key must be the reservations key <prefix>%s, got %s', fn, RES_SUFFIX, shown(res))
+  end
+  return string.sub(res, 1, #res - #RES_SUFFIX)
+end
+
+-- The keys kvr_pick and kvr_peek read and write, from the reservations key and the prompt's hashes:
+-- meta, engines, the group of block 1, the group of blocks 2..n, class switches, reservations. A
+-- block's group is tagged by the chain's hash at min(position, tag depth) (ViewLayout.tag); hashes
+-- that are not 16*n hex digits give placeholder groups, and pick_with refuses the call before it
+-- reads them.
+local function pick_keys(prefix, res, args)
+  local meta = prefix .. '{head}:meta'
+  local packed = args[6] or ''
+  local function group(position)
+    local tag = string.sub(packed, 16 * position - 15, 16 * position)
+    return prefix .. 'g:{' .. (#tag == 16 and tag or '0000000000000000') .. '}'
+  end
+  local depth = tonumber(redis.call('HGET', meta, 'tag_depth')) or 2
+  return {meta, prefix .. '{head}:engines', group(1), group(math.min(2, math.max(1, depth))), prefix .. '{head}:classes', res}
+end
+
+local function with_pick_keys(fn, reserving)
+  return function(keys, args)
+    local prefix, wrong = view_prefix(fn, keys)
+    if not prefix then return redis.error_reply(wrong) end
+    return pick_with(pick_keys(prefix, keys[1], args), args, reserving)
+  end
+end
+
+redis.register_function{function_name = 'kvr_pick', callback = with_pick_keys('kvr_pick', true)}
+redis.register_function{function_name = 'kvr_peek', callback = with_pick_keys('kvr_peek', false), flags = {'no-writes'}}
+redis.register_function{function_name = 'kvr_place', callback = function(keys, args)
+  local prefix, wrong = view_prefix('kvr_place', keys)
+  if not prefix then return redis.error_reply(wrong) end
+  return place({prefix .. '{head}:meta', prefix .. '{head}:engines', prefix .. '{head}:classes', keys[1]}, args)
+end}
+redis.register_function{function_name = 'kvr_done', callback = function(keys, args)
+  local prefix, wrong = view_prefix('kvr_done', keys)
+  if not prefix then return redis.error_reply(wrong) end
+  return done({prefix .. '{head}:engines', keys[1]}, args)
+end}
+redis.register_function{function_name = 'kvr_holding', callback = function(keys, args)
+  local _, wrong = view_prefix('kvr_holding', keys)
+  if wrong then return redis.error_reply(wrong) end
+  return holding(keys, args)
+end}
 redis.register_function{function_name = 'kvr_layout', callback = function() return LAYOUT end, flags = {'no-writes'}}
 redis.register_function{function_name = 'kvr_revision', callback = function() return REVISION end, flags = {'no-writes'}}

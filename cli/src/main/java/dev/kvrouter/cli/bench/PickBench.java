@@ -185,7 +185,7 @@ final class PickBench {
         Placements(KvRouterClient router, RedisCommands<String, String> redis, ViewLayout layout, String name, boolean accounted) {
             this.router = router;
             this.redis = redis;
-            this.doneKeys = new String[] {layout.enginesKey(), layout.reservationsKey()};
+            this.doneKeys = layout.functionKeys();
             this.name = name;
             this.accounted = accounted;
         }

@@ -31,7 +31,7 @@ local engine_ids = {}
 local stats -- the shared dict: in-flight counts ("c:<engine>") and counters ("n:<name>")
 
 local DEFAULTS = {
-  key_prefix = "kvr:", chunk_tokens = 16, tag_depth = 2, model = nil, lora = "",
+  key_prefix = "kvr:", chunk_tokens = 16, model = nil, lora = "",
   max_view_age_ms = 2000, hold_ms = 0, hold_poll_ms = 25,
   client_header = "X-Client-Id", class_header = "X-Prefix-Class",
   shared_dict = "kvr_gateway", keepalive_ms = 60000,
@@ -110,18 +110,6 @@ local function least_connections(tried)
   return best
 end
 
-local function keys(packed)
-  local p = config.key_prefix
-  local function group(position)
-    local at = math.min(position, config.tag_depth)
-    return p .. "g:{" .. packed:sub(16 * at - 15, 16 * at) .. "}"
-  end
-  local group1, group_rest = p .. "g:{0000000000000000}", p .. "g:{0000000000000000}"
-  if #packed >= 16 then group1 = group(1) end
-  if #packed >= 32 then group_rest = group(2) end
-  return p .. HEAD .. "meta", p .. HEAD .. "engines", group1, group_rest, p .. HEAD .. "classes", p .. HEAD .. "res"
-end
-
 -- Why the view could not answer, as a counter's name.
 local function failure_kind(err, redis_error)
   if not redis_error then
@@ -135,9 +123,10 @@ local function failure_kind(err, redis_error)
 end
 
 
--- One kvr_pick; returns the answer (a list) or nil, the failure kind, the message.
+-- One kvr_pick (layout 9: its one key is the reservations key, the library finds the view's keys
+-- from it); returns the answer (a list) or nil, the failure kind, the message.
 local function pick(conn, args)
-  local reply, err, redis_error = conn:call("FCALL", "kvr_pick", 6, unpack(args))
+  local reply, err, redis_error = conn:call("FCALL", "kvr_pick", 1, config.key_prefix .. HEAD .. "res", unpack(args))
   if not reply then return nil, failure_kind(err, redis_error), err end
   if type(reply) ~= "table" or #reply < 13 then return nil, "bad_answer", "kvr_pick answered " .. tostring(reply) end
   return reply
@@ -214,9 +203,7 @@ function _M.access()
           or (err:find("timeout") and "redis_timeout") or "redis_away"
       log(WARN, "kvr: routing on load alone, Redis: ", err)
     else
-      local meta, engines, group1, group_rest, classes, res = keys(packed)
-      local args = {meta, engines, group1, group_rest, classes, res,
-        config.max_view_age_ms, k.class, k.client, k.request_id, n, packed, "", config.hold_ms > 0 and config.hold_ms or ""}
+      local args = {config.max_view_age_ms, k.class, k.client, k.request_id, n, packed, "", config.hold_ms > 0 and config.hold_ms or ""}
       local deadline = ngx.now() * 1000 + config.hold_ms
       local answer, kind, message
       while true do
@@ -291,8 +278,7 @@ local function follow(premature, k, engine)
   end
   local avoid = {}
   for _, id in ipairs(engine_ids) do if id ~= engine then avoid[#avoid + 1] = id end end
-  local meta, engines, group1, group_rest, classes, res = keys(k.packed or "")
-  local answer, kind = pick(conn, {meta, engines, group1, group_rest, classes, res, config.max_view_age_ms, k.class,
+  local answer, kind = pick(conn, {config.max_view_age_ms, k.class,
     k.client, k.request_id, k.n or 0, k.packed or "", concat(avoid, ","), ""})
   conn:release(config.keepalive_ms, config.redis.pool_size)
   if not answer then count("follow_failed") end
@@ -390,8 +376,7 @@ local function done(premature, request_id)
     count("done_failed")
     return
   end
-  local p = config.key_prefix
-  local reply, derr = conn:call("FCALL", "kvr_done", 2, p .. HEAD .. "engines", p .. HEAD .. "res", request_id)
+  local reply, derr = conn:call("FCALL", "kvr_done", 1, config.key_prefix .. HEAD .. "res", request_id)
   conn:release(config.keepalive_ms, config.redis.pool_size)
   if reply == nil then
     count("done_failed")
