@@ -148,9 +148,10 @@ public final class KvRouterJobOptions {
             .defaultValue(1_000_000).withDescription("Engine blocks tracked per engine; stores beyond it are counted and not indexed."),
             atLeast(1));
     public static final Declared<Boolean> KV_ROOM = declare(ConfigOptions.key("engine.kv-room").booleanType()
-            .defaultValue(false).withDescription("Publish each engine's free KV room (tokens, from its load reports) in the engine "
+            .defaultValue(true).withDescription("Publish each engine's free KV room (tokens, from its load reports) in the engine "
                     + "table, so that the pick takes a prompt that does not fit there as waiting for a running request to end "
-                    + "(vLLM admits a request only once its blocks fit). Off until measured on every workload (BENCHMARKS.md)."),
+                    + "(vLLM admits a request only once its blocks fit): where caches are a few prompts deep (BENCHMARKS.md, "
+                    + "\"The KV room, interleaved\"). false leaves the field out, as before."),
             any());
     public static final Declared<Duration> ENGINE_UPDATE_INTERVAL = declare(ConfigOptions.key("engine.update-interval").durationType()
             .defaultValue(Duration.ofMillis(500)).withDescription("Load-only changes of an engine reach the view at most this often."),

@@ -281,8 +281,8 @@ class EngineTrackerTest {
     }
 
     @Test
-    void withEngineKvRoomTheFreeKvTokensGoToTheEngineTableInTheEnginesOwnBlockSize() throws Exception {
-        open(TestConfigs.with("engine.kv-room", "true"));
+    void byDefaultTheFreeKvTokensGoToTheEngineTableInTheEnginesOwnBlockSize() throws Exception {
+        open(TestConfigs.with());
         harness.processElement2(loadWithUsage(400, 1000), 0);
         assertThat(lastStatus().kvFreeTokens).as("600 blocks of the view's 16 tokens, before any event says otherwise").isEqualTo(9_600);
         harness.processElement1(batch(0, stored(0, 1, 32)), 0); // the engine's blocks are 32 tokens
@@ -292,8 +292,8 @@ class EngineTrackerTest {
     }
 
     @Test
-    void withoutEngineKvRoomNoKvRoomIsPublished() throws Exception {
-        open(TestConfigs.with());
+    void withEngineKvRoomOffNoKvRoomIsPublished() throws Exception {
+        open(TestConfigs.with("engine.kv-room", "false"));
         harness.processElement2(loadWithUsage(400, 1000), 0);
         assertThat(lastStatus().kvFreeTokens).isEqualTo(-1);
     }
