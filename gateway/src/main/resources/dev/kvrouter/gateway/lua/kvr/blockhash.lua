@@ -49,8 +49,16 @@ end
 
 local buffers = {}
 
+local function token_id(t)
+  return type(t) == "number" and t >= 0 and t < 4294967296 and t == floor(t)
+end
+
+local function not_a_token(at, t)
+  return "token " .. at .. " is not a token id (a whole number in [0, 2^32)): " .. tostring(t)
+end
+
 --- The prompt's canonical hashes, packed: 16 hex digits per full chunk of `chunk` tokens, at most
---- max_blocks of them (nil, error when a token id is not a whole number in [0, 2^32)).
+--- max_blocks of them (nil, error when any token id, hashed or not, is not a whole number in [0, 2^32)).
 function _M.packed(model, lora, tokens, chunk, max_blocks)
   local n = floor(#tokens / chunk)
   if max_blocks and n > max_blocks then n = max_blocks end
@@ -68,13 +76,16 @@ function _M.packed(model, lora, tokens, chunk, max_blocks)
     local base = k * chunk
     for i = 0, chunk - 1 do
       local t = tokens[base + i + 1]
-      if type(t) ~= "number" or t < 0 or t >= 4294967296 or t ~= floor(t) then
-        return nil, "token " .. (base + i) .. " is not a token id (a whole number in [0, 2^32)): " .. tostring(t)
-      end
+      if not token_id(t) then return nil, not_a_token(base + i, t) end
       token_slots[i] = t
     end
     parent = xxh.XXH64(buf, 8 + 4 * chunk, 0)
     out[k + 1] = tohex(parent, 16)
+  end
+  -- The tokens no hash covers (the partial chunk, those past max_blocks) are checked too: a prompt
+  -- the engine will refuse is not placed (nor reserved) as if it were one.
+  for i = n * chunk + 1, #tokens do
+    if not token_id(tokens[i]) then return nil, not_a_token(i - 1, tokens[i]) end
   end
   return table.concat(out), n
 end

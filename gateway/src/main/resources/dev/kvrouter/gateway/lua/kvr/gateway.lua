@@ -168,6 +168,8 @@ function _M.access()
       end
       if type(request) ~= "table" then
         k.why = "not_json"
+      elseif request.prompt == nil and request.messages == nil then
+        k.why = "no_prompt" -- the engine refuses it with its own reason
       elseif request.model ~= nil and request.model ~= config.model then
         -- Another model or a LoRA adapter: its blocks hash from another root than this gateway's.
         k.why = "other_model"
