@@ -1245,10 +1245,10 @@ local function place(keys, args)
   return result
 end
 
--- keys (found from the one key kvr_done takes): engines, reservations; ARGV: request ids. The requests are done (or were never sent): their
--- reservations leave, and a request its engine's last load report counted is one less there until
--- the engine reports again; a request still held leaves the waiting room. Returns how many
--- reservations there were.
+-- keys (found from the one key kvr_done takes): engines, reservations; ARGV: request ids. The
+-- requests are done (or were never sent): their reservations leave, and a request its engine's last
+-- load report counted is one less there until the engine reports again; a request still held leaves
+-- the waiting room. Returns how many reservations there were.
 local function done(keys, args)
   if #keys ~= 2 then return redis.error_reply(string.format('ERR kvr_done: expected 2 keys, got %d', #keys)) end
   for i = 1, #args do
@@ -1302,7 +1302,7 @@ end
 -- finds the view's keys from it. Redis checks every key given to FCALL as one the caller may write
 -- (FCALL_RO: read), and a key a script reaches by name command by command, as that command uses it;
 -- so declaring only the key a call writes lets a balancer's ACL user write its reservations and
--- only read the view (redis-sink/README.md, "Least privilege"). On Redis Cluster the head keys share
+-- only read the view (README, "Security": the shipped Redis users). On Redis Cluster the head keys share
 -- the reservations key's slot (hash tag {head}); kvr_pick and kvr_peek also read the prompt's two
 -- groups, which is why a cluster balancer matches them itself and calls kvr_place.
 local RES_SUFFIX = '{head}:res'
