@@ -51,8 +51,9 @@ public final class StackCommand {
         int timeoutSeconds;
 
         @Option(names = "--secure", description = "Kafka on SASL_SSL (SCRAM-SHA-512 users made at start) and Redis on TLS with "
-                + "ACL users (the stack's, and the job, balancer and reader of least privilege; the default user off), certificates made with keytool; prints KVR_CLIENT_CONFIG=, the client "
-                + "config every kv-router command reads. README, \"Security\".")
+                + "ACL users (the stack's, and the job, balancer and reader of least privilege; the default user off), "
+                + "certificates made with keytool; prints KVR_CLIENT_CONFIG=, the client config every kv-router command "
+                + "reads. README, \"Security\".")
         boolean secure;
 
         @Override
