@@ -238,7 +238,8 @@ class GatewayEndToEndITCase {
             assertThat(r.statusCode()).as("the engine's answer to %s: %s", bad.getKey(), r.body()).isEqualTo(400);
             assertThat(r.body()).as("with its reason").contains("error");
         }
-        assertThat(redis.hlen(layout.reservationsKey())).as("nothing reserved for them").isZero();
+        assertThat(redis.hlen(layout.reservationsKey())).as("nothing reserved for them: %s", redis.hgetall(layout.reservationsKey()))
+                .isZero();
     }
 
     @Test
@@ -249,13 +250,14 @@ class GatewayEndToEndITCase {
         assertThat(streamed.events).as("a streamed answer, to its last event").isGreaterThan(1);
 
         // A client that goes away after the first event of a long answer.
-        try (InputStream body = streamFrom(concat(shared, tokens(16)), "s2", 2_000)) {
+        try (InputStream body = streamFrom(concat(shared, tokens(16)), "s2", 2_000).body()) {
             assertThat(firstEvent(body)).startsWith("data:");
         }
         // The holder killed while it streams: the answer breaks after its first bytes (not retried).
-        try (InputStream body = streamFrom(concat(shared, tokens(16)), "s3", 2_000)) {
+        HttpResponse<InputStream> broken = streamFrom(concat(shared, tokens(16)), "s3", 2_000);
+        try (InputStream body = broken.body()) {
             assertThat(firstEvent(body)).startsWith("data:");
-            holder = lastUpstream; // (the holder, by affinity, unless it was full): the engine the next test finds dead
+            holder = answeredBy(broken); // (the holder, by affinity, unless it was full): the engine the next test finds dead
             engines.get(holder).fail(Failure.parse("kill:0@0"));
             body.readAllBytes(); // ends early or in error; either way the request is over
         } catch (java.io.IOException brokenMidStream) {
@@ -335,23 +337,24 @@ class GatewayEndToEndITCase {
                     cached = JSON.readTree(response.body()).path("usage").path("prompt_tokens_details").path("cached_tokens").asInt(0);
                 }
             }
-            List<String> tried = upstreams(response.headers().firstValue("X-Kvr-Upstream").orElse(""));
-            return new Reply(response.statusCode(), response.headers().firstValue("X-Kvr-Route").orElse(""), tried,
-                    tried.isEmpty() ? "" : idByAddress.getOrDefault(tried.get(tried.size() - 1), "?"), cached, events);
+            return new Reply(response.statusCode(), response.headers().firstValue("X-Kvr-Route").orElse(""),
+                    upstreams(response.headers().firstValue("X-Kvr-Upstream").orElse("")), answeredBy(response), cached, events);
         } catch (Exception e) {
             throw new AssertionError("a request through nginx failed: " + e, e);
         }
     }
 
-    private String lastUpstream;
-
-    /** A streamed request's body, open (the caller reads or drops it); its upstream in {@link #lastUpstream}. */
-    private InputStream streamFrom(int[] prompt, String client, int maxTokens) throws Exception {
+    /** A streamed request, its body open (the caller reads or drops it). */
+    private HttpResponse<InputStream> streamFrom(int[] prompt, String client, int maxTokens) throws Exception {
         HttpResponse<InputStream> response = http.send(request(prompt, client, true, maxTokens), HttpResponse.BodyHandlers.ofInputStream());
         assertThat(response.statusCode()).isEqualTo(200);
+        return response;
+    }
+
+    /** The engine that answered: the last of the upstreams nginx tried ("" without any). */
+    private String answeredBy(HttpResponse<?> response) {
         List<String> tried = upstreams(response.headers().firstValue("X-Kvr-Upstream").orElse(""));
-        lastUpstream = tried.isEmpty() ? "" : idByAddress.get(tried.get(tried.size() - 1));
-        return response.body();
+        return tried.isEmpty() ? "" : idByAddress.getOrDefault(tried.get(tried.size() - 1), "?");
     }
 
     private static String firstEvent(InputStream body) throws java.io.IOException {
