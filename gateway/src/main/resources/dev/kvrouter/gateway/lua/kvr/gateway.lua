@@ -268,22 +268,29 @@ function _M.access()
   end
 end
 
+local done -- (below: follow ends with it when the request ended first)
+
 -- Moves the reservation to the engine a retry went to: the same request id, every other engine
 -- avoided, so the pick can only answer that one (kvr_pick: "under the same request id, the
--- reservation moves").
+-- reservation moves"). Timers run in any order: a move that landed after the request's kvr_done
+-- would make the reservation again and leave it to its TTL, so while a move is on its way the log
+-- phase leaves kvr_done to the last move (k.moving, k.ended; one worker runs both, one at a time).
 local function follow(premature, k, engine)
-  if premature then return end
-  local conn, err = resp.connect(config.redis)
-  if not conn then
-    count("follow_failed")
-    return
+  if not premature then
+    local conn = resp.connect(config.redis)
+    if conn then
+      local avoid = {}
+      for _, id in ipairs(engine_ids) do if id ~= engine then avoid[#avoid + 1] = id end end
+      local answer = pick(conn, {config.max_view_age_ms, k.class,
+        k.client, k.request_id, k.n or 0, k.packed or "", concat(avoid, ","), ""})
+      conn:release(config.keepalive_ms, config.redis.pool_size)
+      if not answer then count("follow_failed") end
+    else
+      count("follow_failed")
+    end
   end
-  local avoid = {}
-  for _, id in ipairs(engine_ids) do if id ~= engine then avoid[#avoid + 1] = id end end
-  local answer, kind = pick(conn, {config.max_view_age_ms, k.class,
-    k.client, k.request_id, k.n or 0, k.packed or "", concat(avoid, ","), ""})
-  conn:release(config.keepalive_ms, config.redis.pool_size)
-  if not answer then count("follow_failed") end
+  k.moving = k.moving - 1
+  if k.moving == 0 and k.ended then done(premature, k.request_id) end
 end
 
 --- The balancer phase: the peer; on a retry (connect failed, the engine refused) the engine with the
@@ -303,7 +310,7 @@ function _M.balance()
     local next_engine = least_connections(k.tried)
     if not next_engine then return ngx.exit(502) end
     count("retried")
-    if k.reserved and k.packed then ngx.timer.at(0, follow, k, next_engine) end
+    if k.reserved and k.packed and ngx.timer.at(0, follow, k, next_engine) then k.moving = (k.moving or 0) + 1 end
     k.engine = next_engine
     ngx_var.kvr_engine = next_engine
   else
@@ -372,7 +379,7 @@ function _M.body_filter()
   end
 end
 
-local function done(premature, request_id)
+done = function(premature, request_id)
   local conn, err = resp.connect(config.redis)
   if not conn then
     count("done_failed")
@@ -392,7 +399,9 @@ function _M.log()
   local k = ngx.ctx.kvr
   if not k then return end
   if k.counted then stats:incr("c:" .. k.engine, -1, 0) end
-  if k.reserved then
+  if k.reserved and (k.moving or 0) > 0 then
+    k.ended = true -- the last move sends kvr_done (follow)
+  elseif k.reserved then
     local ok, err = ngx.timer.at(0, done, k.request_id)
     if not ok then
       count("done_failed")
