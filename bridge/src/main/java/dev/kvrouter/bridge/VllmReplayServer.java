@@ -1,5 +1,6 @@
 package dev.kvrouter.bridge;
 
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
@@ -10,8 +11,8 @@ import org.zeromq.ZMQ;
 
 /**
  * The replay side of vLLM's KV event publisher ({@code ZmqEventPublisher}): a ROUTER that answers a
- * request {@code [empty, start sequence (8 bytes big-endian)]} with every buffered batch from that
- * sequence on, each {@code [empty, sequence, payload]}, then {@code [empty, -1, empty]}; a malformed
+ * request {@code [empty, start sequence]} (big-endian unsigned, 8 bytes from vLLM's subscribers, any
+ * length read as vLLM reads it) with every buffered batch from that sequence on, each {@code [empty, sequence, payload]}, then {@code [empty, -1, empty]}; a malformed
  * request is ignored, as vLLM ignores it. For a stand-in engine (the simulated HTTP engines, the
  * bridge's tests): the caller fills {@link #buffer()}. One thread, its own; binds to {@code host}.
  */
@@ -54,12 +55,16 @@ public final class VllmReplayServer implements AutoCloseable {
                 }
                 // [client, empty, start sequence]; anything else is ignored, as vLLM logs "Invalid replay request".
                 List<byte[]> request = EngineSubscription.receive(router, 0);
-                if (request == null || request.size() != 3 || request.get(2).length != 8) {
+                if (request == null || request.size() != 3) {
                     continue;
                 }
                 byte[] client = request.get(0);
-                for (Map.Entry<Long, byte[]> e : buffer.tailMap(ByteBuffer.wrap(request.get(2)).getLong()).entrySet()) {
-                    reply(client, e.getKey(), e.getValue());
+                // As vLLM reads it (int.from_bytes(start, "big")): unsigned, of any length; past 2^63 - 1 nothing is buffered.
+                BigInteger start = new BigInteger(1, request.get(2));
+                if (start.bitLength() < Long.SIZE) {
+                    for (Map.Entry<Long, byte[]> e : buffer.tailMap(start.longValue()).entrySet()) {
+                        reply(client, e.getKey(), e.getValue());
+                    }
                 }
                 reply(client, -1, new byte[0]);
             }
