@@ -13,7 +13,9 @@ import org.msgpack.core.MessagePack;
 
 /**
  * Writes KV event batches exactly as vLLM's publisher puts them on the wire (msgpack through msgspec),
- * in either of the encodings releases have used. For the bridge's tests, its benchmark and for
+ * in either of the encodings releases have used. As msgspec's {@code omit_defaults=True} does, a field
+ * that has a default ({@code = None} in vllm/distributed/kv_events.py) is left out when it is null: in
+ * a map, wherever it is; in an array, only at the end. For the bridge's tests, its benchmark and for
  * anyone who needs a stand-in engine: {@link #frames} gives the three ZMQ frames of one message.
  */
 public final class VllmEventEncoder {
@@ -21,8 +23,16 @@ public final class VllmEventEncoder {
     /** How events are encoded: older releases as arrays led by the type tag, newer as maps with "type". */
     public enum Encoding { TAGGED_ARRAY, MAP }
 
-    /** One named field of an event, in vLLM's declaration order. */
-    public record Field(String name, Object value) {}
+    /** One named field of an event, in vLLM's declaration order; {@code hasDefault}: declared {@code = None}, so omitted when null. */
+    public record Field(String name, Object value, boolean hasDefault) {
+        public Field(String name, Object value) {
+            this(name, value, false);
+        }
+
+        boolean omitted() {
+            return hasDefault && value == null;
+        }
+    }
 
     /** An event: its type tag and fields in order. {@link #first} keeps only leading fields (older releases). */
     public record Event(String type, List<Field> fields) {
@@ -41,54 +51,66 @@ public final class VllmEventEncoder {
                                     String loraName, List<?> extraKeys, Integer groupIdx, String specKind, Integer slidingWindow) {
         return new Event("BlockStored", List.of(new Field("block_hashes", hashes), new Field("parent_block_hash", parent),
                 new Field("token_ids", tokenIds), new Field("block_size", blockSize), new Field("lora_id", loraId),
-                new Field("medium", medium), new Field("lora_name", loraName), new Field("extra_keys", extraKeys),
-                new Field("group_idx", groupIdx), new Field("kv_cache_spec_kind", specKind),
-                new Field("kv_cache_spec_sliding_window", slidingWindow)));
+                new Field("medium", medium), new Field("lora_name", loraName), new Field("extra_keys", extraKeys, true),
+                new Field("group_idx", groupIdx, true), new Field("kv_cache_spec_kind", specKind, true),
+                new Field("kv_cache_spec_sliding_window", slidingWindow, true)));
     }
 
     public static Event blockRemoved(List<?> hashes, String medium, Integer groupIdx) {
         return new Event("BlockRemoved", List.of(new Field("block_hashes", hashes), new Field("medium", medium),
-                new Field("group_idx", groupIdx)));
+                new Field("group_idx", groupIdx, true)));
     }
 
     public static Event allBlocksCleared() {
         return new Event("AllBlocksCleared", List.of());
     }
 
-    /** The payload: {@code [ts, events, data_parallel_rank]}, or the same as a map when {@code batchAsMap}. */
+    /**
+     * The payload: {@code [ts, events, data_parallel_rank]}, or the same as a map when {@code batchAsMap};
+     * a null rank (its default) is left out.
+     */
     public static byte[] batch(double tsSeconds, List<Event> events, Integer dataParallelRank, Encoding encoding, boolean batchAsMap) {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            int entries = dataParallelRank == null ? 2 : 3;
             if (batchAsMap) {
-                p.packMapHeader(3);
+                p.packMapHeader(entries);
                 p.packString("ts");
                 p.packDouble(tsSeconds);
                 p.packString("events");
             } else {
-                p.packArrayHeader(3);
+                p.packArrayHeader(entries);
                 p.packDouble(tsSeconds);
             }
             p.packArrayHeader(events.size());
             for (Event e : events) {
                 if (encoding == Encoding.TAGGED_ARRAY) {
-                    p.packArrayHeader(1 + e.fields().size());
+                    // array_like: only trailing defaults can be left out, or the positions would shift.
+                    int written = e.fields().size();
+                    while (written > 0 && e.fields().get(written - 1).omitted()) {
+                        written--;
+                    }
+                    p.packArrayHeader(1 + written);
                     p.packString(e.type());
-                    for (Field f : e.fields()) {
+                    for (Field f : e.fields().subList(0, written)) {
                         value(p, f.value());
                     }
                 } else {
-                    p.packMapHeader(1 + e.fields().size());
+                    List<Field> written = e.fields().stream().filter(f -> !f.omitted()).toList();
+                    p.packMapHeader(1 + written.size());
                     p.packString("type");
                     p.packString(e.type());
-                    for (Field f : e.fields()) {
+                    for (Field f : written) {
                         p.packString(f.name());
                         value(p, f.value());
                     }
                 }
             }
-            if (batchAsMap) {
-                p.packString("data_parallel_rank");
+            if (dataParallelRank != null) {
+                if (batchAsMap) {
+                    p.packString("data_parallel_rank");
+                }
+                p.packInt(dataParallelRank);
             }
-            value(p, dataParallelRank);
             return p.toByteArray();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -20,8 +20,10 @@ import org.zeromq.ZMQ;
 /**
  * The engine's KV events as vLLM publishes them ({@code vllm/distributed/kv_events.py},
  * {@code ZmqEventPublisher}): a PUB socket sending [topic, sequence (8 bytes big-endian), msgpack
- * batch] with each event a tagged array, and a ROUTER answering replay requests [empty, start
- * sequence] with every buffered batch from there, then sequence -1 and an empty payload. The replay
+ * batch] with the batch a map {ts, events, data_parallel_rank} and each event a map led by its
+ * "type", fields left at their default omitted (checked against vLLM's own payloads by
+ * VllmGoldenKvEventsTest), and a ROUTER answering replay requests [empty, start sequence] with every
+ * buffered batch from there, then sequence -1 and an empty payload. The replay
  * buffer keeps the last {@code replayBatches} batches. Load reports and outcomes are not on this
  * wire: a real engine shows its load on {@code /metrics}, and outcomes are the balancer's to report.
  *
@@ -30,6 +32,8 @@ import org.zeromq.ZMQ;
  * bind to loopback.
  */
 final class KvEventPublisher implements EventSink {
+
+    private static final int DATA_PARALLEL_RANK = 0;
 
     private final ZContext zmq = new ZContext(1);
     private final ZMQ.Socket pub;
@@ -65,7 +69,8 @@ final class KvEventPublisher implements EventSink {
         for (Object e : batch.getEvents()) {
             events.add(vllm(e));
         }
-        byte[] payload = VllmEventEncoder.batch(batch.getTsMs() / 1000.0, events, null, VllmEventEncoder.Encoding.TAGGED_ARRAY, false);
+        // vLLM's publisher sets the batch's rank to its own: 0 without data parallelism.
+        byte[] payload = VllmEventEncoder.batch(batch.getTsMs() / 1000.0, events, DATA_PARALLEL_RANK, VllmEventEncoder.Encoding.MAP, true);
         long seq = batch.getSeq();
         // A restarted engine starts again at 0: what the old process buffered is not replayed as the new one's.
         var buffer = replay.buffer();
