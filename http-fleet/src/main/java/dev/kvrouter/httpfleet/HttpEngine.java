@@ -272,6 +272,9 @@ public final class HttpEngine implements AutoCloseable {
         ex.getResponseHeaders().set("Cache-Control", "no-cache");
         ex.sendResponseHeaders(200, 0);
         OutputStream out = ex.getResponseBody();
+        if (req.chat()) {
+            event(out, roleChunk(req, requestId)); // vLLM's first chat chunk names the role
+        }
         event(out, chunk(req, requestId, "a", null));
         Completion c = await(w.done);
         if (c == null || !c.ok()) {
@@ -312,12 +315,12 @@ public final class HttpEngine implements AutoCloseable {
         }
     }
 
+    /**
+     * The whole answer, with every field vLLM's {@code model_dump()} writes ({@code null} for what the
+     * simulated engine has not: logprobs, token ids, transfer parameters...), in vLLM's order.
+     */
     private ObjectNode whole(OpenAiRequest req, String requestId, Completion c) {
-        ObjectNode root = JSON.createObjectNode();
-        root.put("id", requestId);
-        root.put("object", req.chat() ? "chat.completion" : "text_completion");
-        root.put("created", System.currentTimeMillis() / 1000);
-        root.put("model", req.model());
+        ObjectNode root = head(req, requestId, req.chat() ? "chat.completion" : "text_completion");
         ObjectNode choice = root.putArray("choices").addObject();
         choice.put("index", 0);
         String text = "a".repeat(req.maxTokens());
@@ -325,35 +328,76 @@ public final class HttpEngine implements AutoCloseable {
             ObjectNode message = choice.putObject("message");
             message.put("role", "assistant");
             message.put("content", text);
+            nulls(message, "refusal", "annotations", "audio", "function_call", "reasoning");
+            choice.putNull("logprobs");
+            choice.put("finish_reason", "length");
+            nulls(choice, "stop_reason", "token_ids", "routed_experts");
         } else {
             choice.put("text", text);
+            choice.putNull("logprobs");
+            choice.put("finish_reason", "length");
+            nulls(choice, "stop_reason", "token_ids", "prompt_logprobs", "prompt_token_ids", "routed_experts");
         }
-        choice.put("finish_reason", "length");
+        nulls(root, "service_tier", "system_fingerprint");
         root.set("usage", usage(req, c));
+        if (req.chat()) {
+            nulls(root, "prompt_logprobs", "prompt_token_ids", "prompt_text");
+        }
+        nulls(root, "kv_transfer_params", "ec_transfer_params", "metrics");
         return root;
     }
 
+    /**
+     * A streamed chunk of {@code text} (null: the usage chunk's head, without choices), with the fields
+     * vLLM's chunks carry ({@code exclude_unset}: those it sets, null ones included).
+     */
     private ObjectNode chunk(OpenAiRequest req, String requestId, String text, String finish) {
-        ObjectNode root = JSON.createObjectNode();
-        root.put("id", requestId);
-        root.put("object", req.chat() ? "chat.completion.chunk" : "text_completion");
-        root.put("created", System.currentTimeMillis() / 1000);
-        root.put("model", req.model());
+        ObjectNode root = head(req, requestId, req.chat() ? "chat.completion.chunk" : "text_completion");
         if (text != null) {
             ObjectNode choice = root.putArray("choices").addObject();
             choice.put("index", 0);
             if (req.chat()) {
                 choice.putObject("delta").put("content", text);
+                choice.putNull("logprobs");
+                choice.put("finish_reason", finish);
+                if (finish != null) {
+                    choice.putNull("stop_reason");
+                }
+                choice.putNull("token_ids");
             } else {
                 choice.put("text", text);
-            }
-            if (finish == null) {
-                choice.putNull("finish_reason");
-            } else {
+                choice.putNull("logprobs");
                 choice.put("finish_reason", finish);
+                nulls(choice, "stop_reason", "prompt_token_ids", "token_ids");
             }
         }
         return root;
+    }
+
+    /** A streamed chat's first chunk, as vLLM sends it before any content: the role and an empty content. */
+    private ObjectNode roleChunk(OpenAiRequest req, String requestId) {
+        ObjectNode root = head(req, requestId, "chat.completion.chunk");
+        ObjectNode choice = root.putArray("choices").addObject();
+        choice.put("index", 0);
+        choice.putObject("delta").put("role", "assistant").put("content", "");
+        nulls(choice, "logprobs", "finish_reason");
+        nulls(root, "prompt_token_ids", "prompt_text");
+        return root;
+    }
+
+    private static ObjectNode head(OpenAiRequest req, String requestId, String object) {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("id", requestId);
+        root.put("object", object);
+        root.put("created", System.currentTimeMillis() / 1000);
+        root.put("model", req.model());
+        return root;
+    }
+
+    private static void nulls(ObjectNode node, String... fields) {
+        for (String f : fields) {
+            node.putNull(f);
+        }
     }
 
     private static ObjectNode usage(OpenAiRequest req, Completion c) {
@@ -404,6 +448,7 @@ public final class HttpEngine implements AutoCloseable {
         ObjectNode error = root.putObject("error");
         error.put("message", message);
         error.put("type", status == 404 ? "NotFoundError" : status >= 500 ? "ServiceUnavailableError" : "BadRequestError");
+        error.putNull("param"); // vLLM's ErrorInfo: null unless a parameter is named
         error.put("code", status);
         answer(ex, status, "application/json", JSON.writeValueAsBytes(root));
     }

@@ -154,14 +154,15 @@ class HttpEngineTest {
         assertThat(usage.path("choices")).isEmpty();
         assertThat(usage.path("usage").path("prompt_tokens").asInt()).isEqualTo(100);
 
-        // A chat request, streamed without usage: its chunks are chat chunks, and no usage chunk comes.
+        // A chat request, streamed without usage: the role first, as vLLM sends it, then chat chunks, and no usage chunk.
         String chat = "{\"model\":\"" + CONFIG.model() + "\",\"stream\":true,\"max_tokens\":3,"
                 + "\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}";
         List<String> chunks = http.send(post("/v1/chat/completions", chat), HttpResponse.BodyHandlers.ofLines()).body()
                 .filter(l -> l.startsWith("data: ")).map(l -> l.substring(6)).toList();
-        assertThat(chunks).hasSize(3).last().isEqualTo("[DONE]");
+        assertThat(chunks).hasSize(4).last().isEqualTo("[DONE]");
         assertThat(JSON.readTree(chunks.get(0)).path("object").asText()).isEqualTo("chat.completion.chunk");
-        assertThat(JSON.readTree(chunks.get(0)).path("choices").get(0).path("delta").path("content").asText()).isEqualTo("a");
+        assertThat(JSON.readTree(chunks.get(0)).path("choices").get(0).path("delta").path("role").asText()).isEqualTo("assistant");
+        assertThat(JSON.readTree(chunks.get(1)).path("choices").get(0).path("delta").path("content").asText()).isEqualTo("a");
     }
 
     @Test
