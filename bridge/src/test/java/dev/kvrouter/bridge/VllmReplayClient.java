@@ -83,7 +83,8 @@ public final class VllmReplayClient {
         return ByteBuffer.allocate(8).putLong(seq).array();
     }
 
-    private static List<byte[]> receive(ZMQ.Socket socket, Duration wait) {
+    /** One whole message within {@code wait}, or null. */
+    public static List<byte[]> receive(ZMQ.Socket socket, Duration wait) {
         socket.setReceiveTimeOut((int) wait.toMillis());
         byte[] first = socket.recv(0);
         if (first == null) {

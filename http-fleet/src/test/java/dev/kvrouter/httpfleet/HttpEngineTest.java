@@ -8,6 +8,7 @@ import dev.kvrouter.bridge.EngineLoads;
 import dev.kvrouter.bridge.EngineSpec;
 import dev.kvrouter.bridge.KvEventDecoder;
 import dev.kvrouter.bridge.PrometheusText;
+import dev.kvrouter.bridge.VllmReplayClient;
 import dev.kvrouter.events.BlockStored;
 import dev.kvrouter.events.EngineLoad;
 import dev.kvrouter.events.EngineRole;
@@ -75,10 +76,10 @@ class HttpEngineTest {
             }
             int base = 100_000 + attempt * 64;
             complete(body(IntStream.range(base, base + 32).toArray(), false, 1));
-            connected = receive(sub, 200) != null;
+            connected = VllmReplayClient.receive(sub, Duration.ofMillis(200)) != null;
         }
         assertThat(connected).as("a KV event batch within 60 probes on up to 6 sockets").isTrue();
-        while (receive(sub, 200) != null) {
+        while (VllmReplayClient.receive(sub, Duration.ofMillis(200)) != null) {
             // the probes' batches
         }
 
@@ -95,9 +96,9 @@ class HttpEngineTest {
 
         // What was published reads with the bridge's decoder: 168 blocks of 16 of the prompt's tokens, the second run chained to the first.
         List<BlockStored> stored = new ArrayList<>();
-        for (byte[][] f = receive(sub, 1_000); f != null; f = receive(sub, 200)) {
-            assertThat(f.length).isEqualTo(3);
-            for (Object e : new KvEventDecoder().decode(f[2]).events()) {
+        for (List<byte[]> f = VllmReplayClient.receive(sub, Duration.ofMillis(1_000)); f != null; f = VllmReplayClient.receive(sub, Duration.ofMillis(200))) {
+            assertThat(f.size()).isEqualTo(3);
+            for (Object e : new KvEventDecoder().decode(f.get(2)).events()) {
                 if (e instanceof BlockStored s) {
                     stored.add(s);
                 }
@@ -121,16 +122,16 @@ class HttpEngineTest {
             dealer.sendMore(new byte[0]);
             dealer.send(ByteBuffer.allocate(8).putLong(0).array());
             long lastSeq = Long.MIN_VALUE;
-            for (byte[][] f = receive(dealer, 2_000); f != null; f = receive(dealer, 2_000)) {
-                assertThat(f.length).isEqualTo(3);
-                assertThat(f[0]).isEmpty();
-                long seq = ByteBuffer.wrap(f[1]).getLong();
+            for (List<byte[]> f = VllmReplayClient.receive(dealer, Duration.ofMillis(2_000)); f != null; f = VllmReplayClient.receive(dealer, Duration.ofMillis(2_000))) {
+                assertThat(f.size()).isEqualTo(3);
+                assertThat(f.get(0)).isEmpty();
+                long seq = ByteBuffer.wrap(f.get(1)).getLong();
                 if (seq == -1) {
-                    assertThat(f[2]).isEmpty();
+                    assertThat(f.get(2)).isEmpty();
                     break;
                 }
                 assertThat(seq).isGreaterThan(lastSeq);
-                new KvEventDecoder().decode(f[2]);
+                new KvEventDecoder().decode(f.get(2));
                 lastSeq = seq;
                 replayed++;
             }
@@ -244,19 +245,5 @@ class HttpEngineTest {
 
     private static ByteBuffer last(List<ByteBuffer> hashes) {
         return hashes.get(hashes.size() - 1);
-    }
-
-    /** One whole message within timeoutMs, or null. */
-    private static byte[][] receive(ZMQ.Socket socket, int timeoutMs) {
-        socket.setReceiveTimeOut(timeoutMs);
-        byte[] first = socket.recv(0);
-        if (first == null) {
-            return null;
-        }
-        List<byte[]> frames = new ArrayList<>(List.of(first));
-        while (socket.hasReceiveMore()) {
-            frames.add(socket.recv(0));
-        }
-        return frames.toArray(byte[][]::new);
     }
 }
