@@ -111,31 +111,23 @@ class HttpEngineTest {
         assertThat(stored.get(0).getParentBlockHash()).isNull();
         assertThat(stored.get(1).getParentBlockHash()).isEqualTo(last(stored.get(0).getBlockHashes()));
 
-        // Replay from sequence 0 gives the same batches again, then the end marker (-1, empty). A fresh
-        // jeromq connection can stall before its handshake (the bridge re-creates such sockets): ask again
-        // on a new socket if no answer comes within 2 s.
+        // Replay from sequence 0 gives the same batches again, then the end marker (-1, empty); the client
+        // asks again on a new socket when a fresh jeromq connection stalls before its handshake.
+        List<List<byte[]>> answer = VllmReplayClient.replay(zmq, "tcp://127.0.0.1:" + engine.replayPort(), 0, Duration.ofMillis(2_000));
         int replayed = 0;
-        for (int attempt = 0; attempt < 10 && replayed == 0; attempt++) {
-            ZMQ.Socket dealer = zmq.createSocket(SocketType.DEALER);
-            dealer.setLinger(0);
-            dealer.connect("tcp://127.0.0.1:" + engine.replayPort());
-            dealer.sendMore(new byte[0]);
-            dealer.send(ByteBuffer.allocate(8).putLong(0).array());
-            long lastSeq = Long.MIN_VALUE;
-            for (List<byte[]> f = VllmReplayClient.receive(dealer, Duration.ofMillis(2_000)); f != null; f = VllmReplayClient.receive(dealer, Duration.ofMillis(2_000))) {
-                assertThat(f.size()).isEqualTo(3);
-                assertThat(f.get(0)).isEmpty();
-                long seq = ByteBuffer.wrap(f.get(1)).getLong();
-                if (seq == -1) {
-                    assertThat(f.get(2)).isEmpty();
-                    break;
-                }
-                assertThat(seq).isGreaterThan(lastSeq);
-                new KvEventDecoder().decode(f.get(2));
-                lastSeq = seq;
-                replayed++;
+        long lastSeq = Long.MIN_VALUE;
+        for (List<byte[]> f : answer) {
+            assertThat(f.size()).isEqualTo(3);
+            assertThat(f.get(0)).isEmpty();
+            long seq = ByteBuffer.wrap(f.get(1)).getLong();
+            if (seq == -1) {
+                assertThat(f.get(2)).isEmpty();
+                break;
             }
-            dealer.close();
+            assertThat(seq).isGreaterThan(lastSeq);
+            new KvEventDecoder().decode(f.get(2));
+            lastSeq = seq;
+            replayed++;
         }
         assertThat(replayed).isPositive();
     }
