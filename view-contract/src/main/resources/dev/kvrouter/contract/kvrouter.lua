@@ -338,12 +338,12 @@ local prefill_of = memo(function(v)
   return queued and {tonumber(queued), tonumber(since), false} or false
 end)
 
--- What every placement reads from the head slot: the meta figures, the live engines with the
--- reservations their load reports do not cover yet, the prefill queued on each, the operator's
--- class switches key and the client's live reservations. Nil without a view (no meta key). Engines
--- in `avoid` (a set) are left out as if dead: the caller could not reach them. `writing`: the call
--- may write (see kept_counts).
-local function read_head(meta_key, engines_key, classes_key, res, client, now, avoid, writing)
+-- What every placement reads from the head slot (read_head, below, in five steps): the meta
+-- figures, the live engines with the reservations their load reports do not cover yet, the prefill
+-- queued on each, the operator's class switches key and the client's live reservations.
+
+-- The meta figures as h, the pick's own table; nil without a view (no meta key).
+local function read_meta(meta_key, now)
   local meta = redis.call('HMGET', meta_key, 'updated_ms', 'busy_factor', 'confidence_floor', 'client_cap', 'client_min_inflight',
     'chunk_tokens', 'kv_bytes_per_token', 'prefill_tokens_per_s', 'fabric_bytes_per_s', 'usd_per_million_input',
     'uncached_prefill_weight', 'reservation_ttl_ms')
@@ -354,17 +354,23 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
     kv_bytes = tonumber(meta[7]), prefill_rate = tonumber(meta[8]), fabric = tonumber(meta[9]),
     price = tonumber(meta[10]) or 0, miss_weight = tonumber(meta[11]) or 3,
     res_ttl = tonumber(meta[12]) or DEFAULT_RESERVATION_TTL_MS,
-    classes = classes_key, res = res, client = client,
   }
   h.horizon = -math.log(h.floor)
-  local k = kept_counts(res, writing, h.res_ttl)
+  return h
+end
 
+-- The live engines (h.engines; a DECODE pool apart: h.decoders) with their load: the last report's,
+-- plus every placement made after the engine measured it (by any balancer: the report does not show
+-- it yet), less every request reported done since (which the report still counts). Engines in
+-- `avoid` (a set) are left out as if dead: the caller could not reach them. Returns the fewest
+-- slots and the longest slot time learned on the way (learn_unknown).
+local function read_engines(h, engines_key, avoid, k)
+  local res, now = h.res, h.now
   -- Prompts go to BOTH and PREFILL engines; a DECODE pool (disaggregated serving) only takes the
   -- hand-off, so it is kept apart, with its own mean.
   local engines, live, total_load = {}, 0, 0
   local decoders, decode_live, decode_load = {}, 0, 0
   local flat = redis.call('HGETALL', engines_key)
-  -- The fewest slots and the longest slot time learned (see below), found on the way.
   local fewest, longest
   for i = 1, #flat, 2 do
     local id, e = flat[i], parse_engine(flat[i + 1])
@@ -375,9 +381,6 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
         decode_live = decode_live + 1
         decode_load = decode_load + e.load
       else
-        -- Every placement made after the engine measured the load it last reported, by any
-        -- balancer, is one more request waiting there: the report does not show it yet.
-        -- and every request reported done since, which the report still counts, is one less.
         e.load = math.max(0, e.waiting + e.running + count_after(k, res, RESERVED, id, e.after_report, now)
           - count_after(k, res, DONE, id, e.after_report, now))
         -- The rate the engine prefills at, as its requests showed it; the configured one until known.
@@ -392,7 +395,15 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
     end
   end
   h.engines, h.decoders = engines, decoders
-  local slot_sum, slot_known = 0, 0
+  h.mean = live > 0 and total_load / live or 0
+  h.decode_mean = decode_live > 0 and decode_load / decode_live or 0
+  return fewest, longest
+end
+
+-- Slots and slot times not learned yet, filled in; whether any engine has a slot free (h.free_slots);
+-- and how long a full engine takes to free each slot a request placed there waits for (free_ms).
+local function learn_unknown(h, fewest, longest)
+  local engines, slot_sum, slot_known = h.engines, 0, 0
   h.free_slots = false
   for id, e in pairs(engines) do
     -- An engine whose slots are not learned yet (it never had requests waiting) is taken to have as
@@ -407,61 +418,72 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
     if e.slot_ms == 0 and longest then
       e.slot_ms = longest
     elseif e.slot_ms == 0 and e.slots > 0 and e.load >= e.slots then
-      local oldest = redis.call('ZRANGE', res .. RESERVED .. id, 0, 0, 'WITHSCORES')[2]
-      if oldest then e.slot_ms = math.max(0, now - tonumber(oldest)) end
+      local oldest = redis.call('ZRANGE', h.res .. RESERVED .. id, 0, 0, 'WITHSCORES')[2]
+      if oldest then e.slot_ms = math.max(0, h.now - tonumber(oldest)) end
     end
     if e.slot_ms > 0 then slot_sum, slot_known = slot_sum + e.slot_ms, slot_known + 1 end
     -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting
     -- is everywhere and a full engine is no reason to leave the cache.
     if e.slots == 0 or e.load < e.slots then h.free_slots = true end
   end
-  -- How long a full engine takes to free each slot a request placed there waits for: the fleet's
-  -- mean slot time over the engine's slots. When a slot frees depends on the running requests'
-  -- output lengths, which no report carries; an engine's own mean slot time (its last completions)
-  -- is a noisy guess at it, and choosing among full engines by it cost more wait than counting the
-  -- requests ahead at one pace (BENCHMARKS.md run 11; the pace of the last completions, run 7, did
-  -- worse still). A slower engine still shows: its queue drains slower, so it stays longer.
+  -- The fleet's mean slot time over the engine's slots. When a slot frees depends on the running
+  -- requests' output lengths, which no report carries; an engine's own mean slot time (its last
+  -- completions) is a noisy guess at it, and choosing among full engines by it cost more wait than
+  -- counting the requests ahead at one pace (BENCHMARKS.md run 11; the pace of the last
+  -- completions, run 7, did worse still). A slower engine still shows: its queue drains slower, so
+  -- it stays longer.
   for _, e in pairs(engines) do
     if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
       e.free_ms = slot_sum / slot_known / e.slots
     end
   end
-  h.mean = live > 0 and total_load / live or 0
-  h.decode_mean = decode_live > 0 and decode_load / decode_live or 0
+end
 
-  -- The prefill every placement sent to an engine (its uncached tokens), as a queue that drains in
-  -- real time at the engine's rate as known now: how long a new request there waits for its own
-  -- prefill. Priced at read, so an engine seen slower since the placements (its chunks come slower:
-  -- EngineTable) has its whole queue stretched at once, not only the prefill placed after.
+-- The prefill every placement sent to an engine (its uncached tokens), as a queue that drains in
+-- real time at the engine's rate as known now: how long a new request there waits for its own
+-- prefill (h.backlog). Priced at read, so an engine seen slower since the placements (its chunks
+-- come slower: EngineTable) has its whole queue stretched at once, not only the prefill placed after.
+local function read_backlog(h)
   h.backlog = {}
-  if h.prefill_rate then
-    local q = redis.call('HGETALL', res .. ':prefill')
-    for i = 1, #q, 2 do
-      local entry = prefill_of(q[i + 1])
-      if entry and entry[1] and entry[2] then
-        local e = engines[q[i]]
-        local rate = e and e.rate or h.prefill_rate
-        local queued_ms = entry[3] and entry[1] / rate * 1000 or entry[1]
-        h.backlog[q[i]] = math.max(0, queued_ms - (now - entry[2]))
-        -- KV room: what the report showed free, less the prompts placed there and not prefilled yet (each
-        -- will hold its blocks once admitted; those admitted already count twice: it errs towards full).
-        if e and e.kv_free then e.kv_room = e.kv_free - h.backlog[q[i]] * rate / 1000 end
-      end
+  if not h.prefill_rate then return end
+  local q = redis.call('HGETALL', h.res .. ':prefill')
+  for i = 1, #q, 2 do
+    local entry = prefill_of(q[i + 1])
+    if entry and entry[1] and entry[2] then
+      local e = h.engines[q[i]]
+      local rate = e and e.rate or h.prefill_rate
+      local queued_ms = entry[3] and entry[1] / rate * 1000 or entry[1]
+      h.backlog[q[i]] = math.max(0, queued_ms - (h.now - entry[2]))
+      -- KV room: what the report showed free, less the prompts placed there and not prefilled yet (each
+      -- will hold its blocks once admitted; those admitted already count twice: it errs towards full).
+      if e and e.kv_free then e.kv_room = e.kv_free - h.backlog[q[i]] * rate / 1000 end
     end
   end
+end
 
-  -- The client's live reservations per engine, for the client cap.
+-- The client's live reservations per engine, for the client cap.
+local function read_client(h)
   h.inflight, h.client_total = {}, 0
-  if client ~= '' then
-    local c = redis.call('HGETALL', res .. ':client:' .. client)
-    for i = 1, #c, 2 do
-      local count = tonumber(c[i + 1]) or 0
-      if count > 0 then
-        h.inflight[c[i]] = count
-        h.client_total = h.client_total + count
-      end
+  if h.client == '' then return end
+  local c = redis.call('HGETALL', h.res .. ':client:' .. h.client)
+  for i = 1, #c, 2 do
+    local count = tonumber(c[i + 1]) or 0
+    if count > 0 then
+      h.inflight[c[i]] = count
+      h.client_total = h.client_total + count
     end
   end
+end
+
+-- The head (see above); nil without a view. `writing`: the call may write (see kept_counts).
+local function read_head(meta_key, engines_key, classes_key, res, client, now, avoid, writing)
+  local h = read_meta(meta_key, now)
+  if not h then return nil end
+  h.classes, h.res, h.client = classes_key, res, client
+  local fewest, longest = read_engines(h, engines_key, avoid, kept_counts(res, writing, h.res_ttl))
+  learn_unknown(h, fewest, longest)
+  read_backlog(h)
+  read_client(h)
   return h
 end
 
@@ -482,71 +504,49 @@ local function pending_entries(values)
   return lists
 end
 
--- Records that `engine` will hold the prompt's sampled prefixes from `ready` on (h.sampled: the
--- prompt's hashes at the sampled positions h.at), and keeps the pending prefixes bounded: a holder
--- leaves PENDING_MS after it is ready, a block hash keeps PENDING_HOLDERS, the hash PENDING_CAP
--- block hashes (expired ones swept, at most SWEEP a call, then the soonest to expire). The first
--- `held` blocks the engine holds already (the run the placement matched there): they are ready now,
--- only the blocks the placement brings wait for its prefill. (Marking the whole prompt as still
--- being computed hid a burst's holder from the next requests, which went cold elsewhere: run 10.)
--- And a copy already on its way to the engine (same cache epoch) makes it a holder when that copy
--- is done, whichever placement finishes later.
-local function pend(h, engine, ready, held)
-  local key, now = h.res .. ':pending', h.now
-  local by_time = key .. ':by-time'
-  local epoch = h.engines[engine].epoch_number
-  local epoch36 = to36(epoch)
-  -- Each position's ready_ms is mostly one of two times (now, or when the prefill is done): turned
-  -- into base 36 once each (to36 is ~2 µs, a tenth of the record's cost when done per position).
-  local text36 = {}
-  local fields = h.sampled
-  -- The pick read and parsed these fields already when it matched them (nothing writes between).
-  local lists = h.pending_entries or pending_entries(redis.call('HMGET', key, unpack(fields)))
-  -- Every field in one HSET and one ZADD (the same end state as a write per field, a tenth of the calls).
-  local values, scores = {}, {}
-  for i, field in ipairs(fields) do
-    local list = lists[i]
-    local mine = h.at[i] <= held and now or ready
-    -- A copy already on its way here (same cache epoch) makes the engine a holder when it is done.
-    for j = 1, #list, 4 do
-      if list[j + 1] == engine then
-        local stored = list[j + 2]
-        if list[j + 3] == epoch and stored + PENDING_MS > now then mine = math.min(mine, math.max(stored, now)) end
-        break
-      end
-    end
-    -- Entries are written latest-ready first, so one pass keeps that order: the other engines'
-    -- entries as written (re-encoding each in base 36 was most of a placement's cost), this one's
-    -- put in its place, up to PENDING_HOLDERS, stopping at the first expired.
-    local mine36 = text36[mine]
-    if not mine36 then
-      mine36 = to36(mine)
-      text36[mine] = mine36
-    end
-    local own = engine .. '=' .. mine36 .. '.' .. epoch36
-    local parts, last = {}, mine
-    for j = 1, #list, 4 do
-      if #parts >= PENDING_HOLDERS then break end
+-- A copy already on its way to `engine` (same cache epoch, in the field's parsed entries `list`)
+-- makes the engine a holder when it is done, whichever placement finishes later: when the engine
+-- holds the prefix, `mine` or sooner.
+local function ready_with_copy(list, engine, epoch, mine, now)
+  for j = 1, #list, 4 do
+    if list[j + 1] == engine then
       local stored = list[j + 2]
-      if stored + PENDING_MS <= now then break end
-      if list[j + 1] ~= engine then
-        if own and stored < mine then
-          parts[#parts + 1] = own
-          own = nil
-          if #parts >= PENDING_HOLDERS then break end
-        end
-        parts[#parts + 1] = list[j]
-        if stored > last then last = stored end
-      end
+      if list[j + 3] == epoch and stored + PENDING_MS > now then mine = math.min(mine, math.max(stored, now)) end
+      break
     end
-    if own and #parts < PENDING_HOLDERS then parts[#parts + 1] = own end
-    values[#values + 1] = field
-    values[#values + 1] = table.concat(parts, ',')
-    scores[#scores + 1] = last + PENDING_MS
-    scores[#scores + 1] = field
   end
-  redis.call('HSET', key, unpack(values))
-  redis.call('ZADD', by_time, unpack(scores))
+  return mine
+end
+
+-- A pending field's new text, with `own` (the engine's entry, ready at `mine`) in its place, and when
+-- its last holder is ready. Entries are written latest-ready first, so one pass keeps that order: the
+-- other engines' entries as written (re-encoding each in base 36 was most of a placement's cost),
+-- this one's put in its place, up to PENDING_HOLDERS, stopping at the first expired.
+local function pending_field(list, engine, own, mine, now)
+  local parts, last = {}, mine
+  for j = 1, #list, 4 do
+    if #parts >= PENDING_HOLDERS then break end
+    local stored = list[j + 2]
+    if stored + PENDING_MS <= now then break end
+    if list[j + 1] ~= engine then
+      if own and stored < mine then
+        parts[#parts + 1] = own
+        own = nil
+        if #parts >= PENDING_HOLDERS then break end
+      end
+      parts[#parts + 1] = list[j]
+      if stored > last then last = stored end
+    end
+  end
+  if own and #parts < PENDING_HOLDERS then parts[#parts + 1] = own end
+  return table.concat(parts, ','), last
+end
+
+-- Keeps the pending prefixes bounded: expired block hashes swept (at most SWEEP a call), then past
+-- PENDING_CAP the soonest to expire; both keys live until the latest holder expires (`ttl`): a TTL
+-- is set when there is none (NX) and otherwise only ever extended (GT), so a placement ready sooner
+-- does not cut a later one short.
+local function trim_pending(key, by_time, now, ttl)
   for _, old in ipairs(redis.call('ZRANGEBYSCORE', by_time, '-inf', '(' .. now, 'LIMIT', 0, SWEEP)) do
     redis.call('HDEL', key, old)
     redis.call('ZREM', by_time, old)
@@ -558,13 +558,45 @@ local function pend(h, engine, ready, held)
       redis.call('ZREM', by_time, old)
     end
   end
-  -- Both keys live until the latest holder expires: a TTL is set when there is none (NX) and
-  -- otherwise only ever extended (GT), so a placement ready sooner does not cut a later one short.
-  local ttl = ready - now + PENDING_MS
   for _, k in ipairs({key, by_time}) do
     redis.call('PEXPIRE', k, ttl, 'NX')
     redis.call('PEXPIRE', k, ttl, 'GT')
   end
+end
+
+-- Records that `engine` will hold the prompt's sampled prefixes from `ready` on (h.sampled: the
+-- prompt's hashes at the sampled positions h.at). A holder leaves PENDING_MS after it is ready, a
+-- block hash keeps PENDING_HOLDERS, the hash PENDING_CAP block hashes. The first `held` blocks the
+-- engine holds already (the run the placement matched there): they are ready now, only the blocks
+-- the placement brings wait for its prefill. (Marking the whole prompt as still being computed hid
+-- a burst's holder from the next requests, which went cold elsewhere: run 10.)
+local function pend(h, engine, ready, held)
+  local key, now = h.res .. ':pending', h.now
+  local epoch = h.engines[engine].epoch_number
+  local epoch36 = to36(epoch)
+  -- Each position's ready_ms is mostly one of two times (now, or when the prefill is done): turned
+  -- into base 36 once each (to36 is ~2 µs, a tenth of the record's cost when done per position).
+  local text36 = {}
+  -- The pick read and parsed these fields already when it matched them (nothing writes between).
+  local lists = h.pending_entries or pending_entries(redis.call('HMGET', key, unpack(h.sampled)))
+  -- Every field in one HSET and one ZADD (the same end state as a write per field, a tenth of the calls).
+  local values, scores = {}, {}
+  for i, field in ipairs(h.sampled) do
+    local mine = ready_with_copy(lists[i], engine, epoch, h.at[i] <= held and now or ready, now)
+    local mine36 = text36[mine]
+    if not mine36 then
+      mine36 = to36(mine)
+      text36[mine] = mine36
+    end
+    local text, last = pending_field(lists[i], engine, engine .. '=' .. mine36 .. '.' .. epoch36, mine, now)
+    values[#values + 1] = field
+    values[#values + 1] = text
+    scores[#scores + 1] = last + PENDING_MS
+    scores[#scores + 1] = field
+  end
+  redis.call('HSET', key, unpack(values))
+  redis.call('ZADD', key .. ':by-time', unpack(scores))
+  trim_pending(key, key .. ':by-time', now, ready - now + PENDING_MS)
 end
 
 -- The runs pending placements bring (see PENDING_MS), merged into the view's match: an engine's run
@@ -640,343 +672,410 @@ local function reserve(h, result, request, n)
   if h.prefill_rate and h.sampled and #h.sampled > 0 then pend(h, engine, ready, result[2]) end
 end
 
--- The decision, given the head and the prompt's match: match() returns each holder's longest
--- consecutive run of blocks from the first (depth) and its confidence; it is called only when the
--- view is fresh enough, also for a class whose affinity is off (what affinity would have matched
--- is the evidence that turns it back on).
+-- The decision, stage by stage. A pick reads the head (read_head: h), matches the prompt (each
+-- holder's run of blocks from the first, and its confidence: h.runs, h.conf), and then:
+--   filters   which engines may take the request, and the reason one may not (refused);
+--   cost      the expected time to its first token on each engine: the wait before its own prefill
+--             can start there (queued prefill, a slot, KV room) plus the prefill of the blocks that
+--             engine lacks, weighted (cost);
+--   choose    the least cost, near ties by the longer run, then load, then id (soonest);
+--   rules     the best holder keeps the request unless a filter refuses it, a client's burst needs a
+--             copy, or another engine costs strictly less (decide);
+--   answer    the engine, the reason and what the placement is expected to save (answer).
+-- What a stage works out for one engine is kept in h for the rest of the pick (h.waits, h.refusals).
+
+-- Filters. Each answers nil when the engine may take the request, else the reason it spills with.
+
+-- Takes no new requests: BUSY, DRAINING, or SUSPECT (silent for a while: it keeps its entries but
+-- gets no new affinity either).
+local function unavailable(e)
+  local status = e.status
+  if status == 'BUSY' or status == 'DRAINING' or status == 'SUSPECT' then return 'SPILL_BUSY' end
+  return nil
+end
+
+-- Where the cost can price what a full or hot engine costs a request there (the prefill rate, the
+-- engine's slots and slot time known: the prefill queued ahead of it, the wait for a slot), neither
+-- turns a holder away by itself: an engine with a free slot may have seconds of cold prefills
+-- queued. Until then the two load thresholds below do.
+local function unpriced(h, e)
+  return not (h.prefill_rate and e.slots > 0 and e.slot_ms > 0)
+end
+
+-- Every slot taken (the engine's requests, with the placements since its report, fill the slots it
+-- was last seen full at) while some engine has one free: a request placed here waits for another to
+-- finish, seconds of decode, while an engine with a free slot only has to prefill what it lacks.
+local function full(h, e)
+  if e.slots > 0 and e.load >= e.slots and h.free_slots then return 'SPILL_BUSY' end
+  return nil
+end
+
+-- Hot: above busy_factor times the fleet mean, and never under busy_factor requests (an engine with
+-- one or two requests in a nearly idle fleet concentrates nothing; LoadStats.hotAbove). Until the
+-- fleet's slots are learned (no engine has had a request wait yet), an engine whose last report
+-- showed none waiting had a slot free for each request it ran then: only what was placed there
+-- since (by any balancer) can have filled it, so only that counts. Its running requests alone would
+-- send a popular prompt's requests cold elsewhere, each paying the whole prefill, while the holder
+-- starts them at once (system-prompt, run 9).
+local function hot(h, e)
+  local counted = e.load
+  if e.slots == 0 and e.waiting == 0 then counted = e.load - e.running end
+  if counted > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
+  return nil
+end
+
+local function overloaded(h, id)
+  local e = h.engines[id]
+  local why = unavailable(e)
+  if why or not unpriced(h, e) then return why end
+  return full(h, e) or hot(h, e)
+end
+
+-- One client's burst must not become one engine's point load: past the minimum, no engine may take
+-- more than client_cap of the client's live reservations (this one included).
+local function over_client_cap(h, id)
+  if h.client == '' or h.client_total + 1 < h.client_min then return nil end
+  if ((h.inflight[id] or 0) + 1) / (h.client_total + 1) > h.client_cap then return 'SPILL_CLIENT_CAP' end
+  return nil
+end
+
+-- The first filter that refuses the engine (its reason), or false; worked out once an engine a pick.
+local function refused(h, id)
+  local why = h.refusals[id]
+  if why == nil then
+    why = overloaded(h, id) or over_client_cap(h, id) or false
+    h.refusals[id] = why
+  end
+  return why
+end
+
+-- Cost: the wait before the request's own prefill can start on the engine, the largest of three
+-- terms, plus the prefill it still computes there.
+
+-- Queued prefill: what every balancer placed there and the engine has not computed yet, drained in
+-- real time at the engine's rate (read_head: h.backlog).
+local function queue_wait(h, id)
+  return h.backlog[id] or 0
+end
+
+-- A slot: with every slot taken, one freeing for each request ahead (free_ms each: read_head).
+local function slot_wait(e)
+  if not e.free_ms then return 0 end
+  return (e.load - e.slots + 1) * e.free_ms
+end
+
+-- KV room: where the room the job publishes (engine.kv-room) holds less than the prompt, the engine
+-- admits it only once running requests end and free their blocks, as a full engine would: a slot
+-- time over what it runs, per request ahead. A cache a few prompts deep is full at a few requests,
+-- far below its slots (BENCHMARKS.md, "Cache pressure at seeds 1–3"). The need is the whole prompt,
+-- its cached run included: admitted, a request pins its cached blocks too, and only running
+-- requests' blocks count as used (a conversation's earlier turn, ended, pins nothing).
+local function kv_room_wait(h, e)
+  local room = e.kv_room or e.kv_free
+  if not room or h.n * h.chunk <= room or e.slot_ms <= 0 then return 0 end
+  return (math.max(0, e.load - e.running) + 1) * e.slot_ms / math.max(1, e.running)
+end
+
+-- How long a request placed on the engine waits before its own prefill can start.
+local function wait(h, id)
+  local w = h.waits[id]
+  if not w then
+    local e = h.engines[id]
+    w = math.max(queue_wait(h, id), slot_wait(e), kv_room_wait(h, e))
+    h.waits[id] = w
+  end
+  return w
+end
+
+-- The share of an engine's run still cached when the request's own prefill starts there: the view's
+-- model of a block's life (confidence exp(-age/tau)) carried over the prefill queued ahead of it.
+-- That prefill stores other prompts' blocks first; where caches are a few prompts deep it evicts the
+-- run before the request reaches it, and the request recomputes it all behind that queue
+-- (BENCHMARKS.md, "Robust affinity": cache pressure). Waiting for a slot stores nothing (a full
+-- engine admits no one until a request ends), so only the queued prefill counts, not the whole
+-- wait. Deep caches have a tau of minutes: there it is 1 for any queue worth a holder.
+local function kept(h, id)
+  return math.exp(-(h.backlog[id] or 0) / math.max(1, h.engines[id].tau))
+end
+
+-- The prefill of the prompt's blocks the engine lacks (past its run in `runs`, as far as the run is
+-- kept) at that engine's rate, weighted by uncached_prefill_weight (3: for this request's first
+-- token, for the requests queued behind its prefill there, and for the cache room a second copy of
+-- another engine's blocks takes).
+local function uncached_ms(h, id, runs)
+  local d = runs[id]
+  if d and d > 0 then d = d * kept(h, id) else d = 0 end
+  return h.miss_weight * (h.n - d) * h.chunk / h.engines[id].rate * 1000
+end
+
+local function cost(h, id, runs)
+  return wait(h, id) + uncached_ms(h, id, runs)
+end
+
+-- Choose. Costs within SAME_DELAY of the least are the same cost: each engine's prefill rate is
+-- learned from its own chunks and differs by noise between equal engines. Of those, the longer run,
+-- then the lower load, then the id.
+local function before(h, a, b, runs)
+  local da, db = runs[a] or 0, runs[b] or 0
+  if da ~= db then return da > db end
+  local la, lb = h.engines[a].load, h.engines[b].load
+  if la ~= lb then return la < lb end
+  return a < b
+end
+
+-- The engine no filter refuses where the request costs the least, given each engine's run; nil when
+-- every engine is refused.
+local function soonest(h, runs)
+  local least, costs = math.huge, {}
+  for id in pairs(h.engines) do
+    if not refused(h, id) then
+      local t = cost(h, id, runs)
+      costs[id] = t
+      if t < least then least = t end
+    end
+  end
+  local best
+  local within = least + SAME_DELAY * least
+  for id, t in pairs(costs) do
+    if t <= within and (not best or before(h, id, best, runs)) then best = id end
+  end
+  return best
+end
+
+-- The engine the request would go to with nobody's cache counted (the least cost over the whole
+-- prompt; ties: the lower load, then the id), or false: what the added wait is measured from.
+local NO_RUNS = {}
+local function blind(h)
+  if h.blind == nil then
+    local best, best_cost = false, nil
+    for id, e in pairs(h.engines) do
+      if not refused(h, id) then
+        local u = cost(h, id, NO_RUNS)
+        local b = best and h.engines[best]
+        if not best or u < best_cost or (u == best_cost and (e.load < b.load or (e.load == b.load and id < best))) then
+          best, best_cost = id, u
+        end
+      end
+    end
+    h.blind = best
+  end
+  return h.blind
+end
+
+-- The cost side of the answer: how much longer the request waits to start on the chosen engine than
+-- on the blind choice. Affinity is taken only where uncached_prefill_weight x the prefill it skips
+-- outweighs this: the two figures a placement is judged by. Unpriced (no prefill rate) or on a view
+-- too old to trust, a placement adds nothing it could measure.
+local function added_wait(h, id)
+  if not h.prefill_rate or h.age > h.max_age or not h.engines[id] then return 0 end
+  local b = blind(h)
+  return b and math.max(0, wait(h, id) - wait(h, b)) or 0
+end
+
+-- On load alone (a view too old to trust, no prompt, no prefill rate, or no engine the cost may
+-- choose): the least loaded engine no filter refuses, else the least loaded not overloaded (the
+-- client cap given up), else the least loaded live engine; '' with none.
+local function lowest_load(h, skip)
+  local best, best_load = '', math.huge
+  for id, e in pairs(h.engines) do
+    if not (skip and skip(h, id)) and (e.load < best_load or (e.load == best_load and id < best)) then best, best_load = id, e.load end
+  end
+  return best
+end
+local function least_loaded(h)
+  local best = lowest_load(h, refused)
+  if best == '' then best = lowest_load(h, overloaded) end
+  if best == '' then best = lowest_load(h) end
+  return best
+end
+
+-- Holders matching within 10 % of the longest run are replicas of the same prefix (confidence
+-- already left out the entries below the floor), and among them the less loaded ranks first, so a
+-- hot prefix spreads over its replicas by load; ties go to the more confident. The rest follow by
+-- blocks times confidence.
+local function near_best(h, id)
+  return h.runs[id] * 10 >= h.best_run * 9
+end
+local function ranks_before(h, a, b)
+  local na, nb = near_best(h, a), near_best(h, b)
+  if na ~= nb then return na end
+  local la, lb = h.engines[a].load, h.engines[b].load
+  if na and la ~= lb then return la < lb end
+  local sa, sb = h.runs[a] * h.conf[a], h.runs[b] * h.conf[b]
+  if sa ~= sb then return sa > sb end
+  return a < b
+end
+local function best_holder(h)
+  local first
+  for id in pairs(h.runs) do
+    if not first or ranks_before(h, id, first) then first = id end
+  end
+  return first
+end
+-- Without the prefill rate a refused best holder gives way to the next holder by rank.
+local function next_holder(h)
+  local ranked = {}
+  for id in pairs(h.runs) do ranked[#ranked + 1] = id end
+  table.sort(ranked, function(a, b) return ranks_before(h, a, b) end)
+  for i = 2, #ranked do
+    if not refused(h, ranked[i]) then return ranked[i] end
+  end
+  return nil
+end
+
+-- A client's burst grows a copy of its prompt before the holders fill: a holder with a free slot
+-- costs a request nothing, so without this the burst stays on the first holders until every slot
+-- there is taken, and only then pays a cold copy elsewhere, behind which the next requests stack
+-- while the holders' requests wait seconds for slots. Once the client has client_min requests in
+-- flight and no copy is being computed, one request goes cold to a spare (spare_engine) if every
+-- holder of the prompt is filling (holders_filling). Once computed the copy is the least loaded
+-- holder and the burst spreads there. Other clients' prompts (a conversation's next turn) are never
+-- copied this way.
+-- The spare: an engine that holds none of the prompt, has no prefill queued and, slots known, at
+-- least SPARE_FREE of them free; the least cost, then the lower load and id.
+local function spare_engine(h)
+  local spare, spare_cost
+  for id, e in pairs(h.engines) do
+    if not h.runs[id] and (h.backlog[id] or 0) == 0 and (e.slots == 0 or e.slots - e.load >= SPARE_FREE * e.slots)
+        and not refused(h, id) then
+      local c = cost(h, id, h.runs)
+      local s = spare and h.engines[spare]
+      if not spare or c < spare_cost or (c == spare_cost and (e.load < s.load or (e.load == s.load and id < spare))) then
+        spare, spare_cost = id, c
+      end
+    end
+  end
+  return spare
+end
+-- Every holder of the prompt is filling: with this request it has used WARM_AT of its slots, or,
+-- while its slots are not known yet (a fleet's first seconds: slots are learned when an engine first
+-- queues), it carries busy_factor times the spare's load (each plus this request).
+local function holders_filling(h, spare)
+  for id in pairs(h.runs) do
+    local e = h.engines[id]
+    if near_best(h, id) then
+      local filling
+      if e.slots > 0 then
+        filling = e.load + 1 >= WARM_AT * e.slots
+      else
+        filling = e.load + 1 >= h.busy_factor * (h.engines[spare].load + 1)
+      end
+      if not filling then return false end
+    end
+  end
+  return true
+end
+local function spare_for_burst(h)
+  if not h.prefill_rate or h.client == '' or h.client_total + 1 < h.client_min then return nil end
+  -- A copy on its way (a pending run is a lower bound within 2x of the shared run: see PENDING_MS).
+  for id, run in pairs(h.warming) do
+    if h.engines[id] and run * 2 >= h.best_run then return nil end
+  end
+  local spare = spare_engine(h)
+  if spare and holders_filling(h, spare) then return spare end
+  return nil
+end
+
+-- Disaggregated serving: the least loaded decode engine that is ready and not hot (else the least
+-- loaded), and the whole prompt's KV hand-off to it, on the TTFT path whatever the cache saved.
+local function decode_handoff(h, result)
+  local best, best_load, fallback, fallback_load = '', math.huge, '', math.huge
+  for id, e in pairs(h.decoders) do
+    if e.load < fallback_load or (e.load == fallback_load and id < fallback) then fallback, fallback_load = id, e.load end
+    local fit = e.status == 'READY' and not (e.load > h.busy_factor * math.max(h.decode_mean, 1))
+    if fit and (e.load < best_load or (e.load == best_load and id < best)) then best, best_load = id, e.load end
+  end
+  if best == '' then best = fallback end
+  local handoff_ms = 0
+  if best ~= '' and h.kv_bytes and h.fabric then handoff_ms = h.n * h.chunk * h.kv_bytes / h.fabric * 1000 end
+  result[10] = best
+  result[11] = string.format('%.1f', handoff_ms)
+  return result
+end
+
+-- The answer (see decide for its fields), with the cost view: what the placement is expected to
+-- save. A hit skips the matched prefill as far as the run outlasts the prefill queued ahead (kept);
+-- when the request lands away from the best holder, moving that holder's KV pays if it is faster
+-- than recomputing it (a transfer); else it is a cold start.
+local function answer(h, id, run, reason, confidence)
+  local result = {id, run, reason, h.age, confidence or '0'}
+  local outcome, tokens, saved_ms = 'COLD', 0, 0
+  local rate = h.engines[id] and h.engines[id].rate or h.prefill_rate
+  if run > 0 then
+    outcome, tokens = 'HIT', math.floor(run * h.chunk * kept(h, id) + 0.5)
+    if rate then saved_ms = tokens / rate * 1000 end
+  elseif h.best_run > 0 and h.kv_bytes and rate and h.fabric then
+    local t = h.best_run * h.chunk
+    local transfer_ms = t * h.kv_bytes / h.fabric * 1000
+    local prefill_ms = t / rate * 1000
+    if transfer_ms < prefill_ms then
+      outcome, tokens, saved_ms = 'TRANSFER', t, prefill_ms - transfer_ms
+    end
+  end
+  result[6] = outcome
+  result[7] = tokens
+  result[8] = string.format('%.6f', tokens * h.price / 1000000)
+  result[9] = string.format('%.1f', saved_ms)
+  result[12] = h.best_run
+  result[13] = string.format('%.1f', added_wait(h, id))
+  return decode_handoff(h, result)
+end
+
+-- A placement on an engine that may hold a run of the prompt: REPLICA when it does, else `spilled`.
+local function placed(h, id, spilled)
+  local d = h.runs[id] or 0
+  if d > 0 then return answer(h, id, d, 'REPLICA', string.format('%.4f', h.conf[id])) end
+  return answer(h, id, 0, spilled)
+end
+
+-- The rules, in order. match() returns each holder's longest consecutive run of blocks from the
+-- first and its confidence; it is called only when the view is fresh enough, also for a class
+-- whose affinity is off (what affinity would have matched is the evidence that turns it back on).
 -- Returns: engine, matched blocks, reason, view age ms, confidence (string), expected outcome (HIT,
 --          TRANSFER, COLD), prompt tokens it saves recomputing, their price in dollars (string),
 --          prefill milliseconds saved (string), decode engine ('' unless the fleet has a DECODE
 --          pool), prefill-to-decode hand-off ms on the TTFT path (string), the blocks the best
 --          holder matches whichever engine was chosen (what affinity would match), and the wait it
---          adds (string, ms): how much later the request can start on the chosen engine than on the
---          engine the least delay picks when nobody's cache counts. The saving and the added wait are
---          what decided.
+--          adds (string, ms; added_wait). The saving and the added wait are what decided.
 local function decide(h, n, class, max_age, match)
-  local engines, age, now = h.engines, h.age, h.now
-
-  -- How long a request placed on the engine waits before its own prefill can start: the prefill
-  -- already placed there by every balancer, or, with every slot taken, a slot freeing (free_ms per
-  -- request ahead). And where the KV room the job publishes (engine.kv-room) holds less than the
-  -- prompt, the engine admits it only once running requests end and free their blocks, as a full
-  -- engine would: a slot time over what it runs, per request ahead. A cache a few prompts deep is
-  -- full at a few requests, far below its slots (BENCHMARKS.md, "Cache pressure at seeds 1–3"). The
-  -- need is the whole prompt, its cached run included: admitted, a request pins its cached blocks
-  -- too, and only running requests' blocks count as used (a conversation's earlier turn, ended,
-  -- pins nothing).
-  local function wait(id)
-    local e = engines[id]
-    local start = h.backlog[id] or 0
-    if e.free_ms then
-      start = math.max(start, (e.load - e.slots + 1) * e.free_ms)
-    end
-    local room = e.kv_room or e.kv_free
-    if room and n * h.chunk > room and e.slot_ms > 0 then
-      start = math.max(start, (math.max(0, e.load - e.running) + 1) * e.slot_ms / math.max(1, e.running))
-    end
-    return start
+  h.n, h.max_age, h.best_run, h.runs, h.waits, h.refusals = n, max_age, 0, NO_RUNS, {}, {}
+  if h.age > max_age or n == 0 then
+    return answer(h, least_loaded(h), 0, h.age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD')
   end
-
-  -- The share of an engine's run still cached when the request's own prefill starts there: the
-  -- view's model of a block's life (confidence exp(-age/tau)) carried over the prefill queued ahead
-  -- of it. That prefill stores other prompts' blocks first; where caches are a few prompts deep it
-  -- evicts the run before the request reaches it, and the request recomputes it all behind that
-  -- queue (BENCHMARKS.md, "Robust affinity": cache pressure). Waiting for a slot stores nothing (a
-  -- full engine admits no one until a request ends), so only the queued prefill counts, not the
-  -- whole wait. Deep caches have a tau of minutes: there it is 1 for any queue worth a holder.
-  local function kept(id)
-    return math.exp(-(h.backlog[id] or 0) / math.max(1, engines[id].tau))
+  local runs, conf = match()
+  h.runs, h.conf = runs, conf
+  for _, d in pairs(runs) do
+    if d > h.best_run then h.best_run = d end
   end
-
-  -- Disaggregated serving: the least loaded decode engine that is ready and not hot (else the least
-  -- loaded), and the whole prompt's KV hand-off to it, on the TTFT path whatever the cache saved.
-  local function with_decode(result)
-    local best, best_load, fallback, fallback_load = '', math.huge, '', math.huge
-    for id, e in pairs(h.decoders) do
-      if e.load < fallback_load or (e.load == fallback_load and id < fallback) then fallback, fallback_load = id, e.load end
-      local fit = e.status == 'READY' and not (e.load > h.busy_factor * math.max(h.decode_mean, 1))
-      if fit and (e.load < best_load or (e.load == best_load and id < best)) then best, best_load = id, e.load end
-    end
-    if best == '' then best = fallback end
-    local handoff_ms = 0
-    if best ~= '' and h.kv_bytes and h.fabric then handoff_ms = n * h.chunk * h.kv_bytes / h.fabric * 1000 end
-    result[10] = best
-    result[11] = string.format('%.1f', handoff_ms)
-    return result
-  end
-
-  local added_wait -- (below: it needs the rules that make an engine eligible)
-
-  -- The cost view: what the placement is expected to save. A hit skips the matched prefill; when the
-  -- request lands away from the best holder, moving that holder's KV pays if it is faster than
-  -- recomputing it (a transfer); else it is a cold start.
-  local function priced(result, best_depth)
-    local outcome, tokens, saved_ms = 'COLD', 0, 0
-    local rate = engines[result[1]] and engines[result[1]].rate or h.prefill_rate
-    if result[2] > 0 then
-      -- What it is expected to save: the run as far as it outlasts the prefill queued ahead (kept).
-      outcome, tokens = 'HIT', math.floor(result[2] * h.chunk * kept(result[1]) + 0.5)
-      if rate then saved_ms = tokens / rate * 1000 end
-    elseif best_depth > 0 and h.kv_bytes and rate and h.fabric then
-      local t = best_depth * h.chunk
-      local transfer_ms = t * h.kv_bytes / h.fabric * 1000
-      local prefill_ms = t / rate * 1000
-      if transfer_ms < prefill_ms then
-        outcome, tokens, saved_ms = 'TRANSFER', t, prefill_ms - transfer_ms
-      end
-    end
-    result[6] = outcome
-    result[7] = tokens
-    result[8] = string.format('%.6f', tokens * h.price / 1000000)
-    result[9] = string.format('%.1f', saved_ms)
-    result[12] = best_depth
-    result[13] = string.format('%.1f', added_wait(result[1]))
-    return with_decode(result)
-  end
-
-  -- One client's burst must not become one engine's point load: past the minimum, no engine may
-  -- take more than client_cap of the client's live reservations (this one included).
-  local function over_client_cap(id)
-    if h.client == '' or h.client_total + 1 < h.client_min then return false end
-    return ((h.inflight[id] or 0) + 1) / (h.client_total + 1) > h.client_cap
-  end
-
-  local function overloaded(id)
-    local e = engines[id]
-    -- A suspect engine (silent for a while) keeps its entries but gets no new affinity either.
-    if e.status == 'BUSY' or e.status == 'DRAINING' or e.status == 'SUSPECT' then return 'SPILL_BUSY' end
-    -- Where the least-delay placement can price what a full or hot engine costs a request there
-    -- (the prefill rate, the engine's slots and slot time known: the prefill queued ahead of it, the
-    -- wait for a slot), neither turns a holder away by itself: an engine with a free slot may have
-    -- seconds of cold prefills queued. Until then they do.
-    if h.prefill_rate and e.slots > 0 and e.slot_ms > 0 then return nil end
-    -- Every slot taken (the engine's requests, with the placements since its report, fill the slots it
-    -- was last seen full at): a request placed here waits for another to finish, seconds of decode,
-    -- while an engine with a free slot only has to prefill what it lacks.
-    if e.slots > 0 and e.load >= e.slots and h.free_slots then return 'SPILL_BUSY' end
-    -- Hot: above busy_factor times the fleet mean, and never under busy_factor requests (an engine
-    -- with one or two requests in a nearly idle fleet concentrates nothing; LoadStats.hotAbove).
-    -- Until the fleet's slots are learned (no engine has had a request wait yet), an engine whose
-    -- last report showed none waiting had a slot free for each request it ran then: only what was
-    -- placed there since (by any balancer) can have filled it, so only that counts. Its running
-    -- requests alone would send a popular prompt's requests cold elsewhere, each paying the whole
-    -- prefill, while the holder starts them at once (system-prompt, run 9).
-    local counted = e.load
-    if e.slots == 0 and e.waiting == 0 then counted = e.load - e.running end
-    if counted > h.busy_factor * math.max(h.mean, 1) then return 'SPILL_HOT' end
-    return nil
-  end
-
-  local function least_loaded()
-    local best, best_load = '', math.huge
-    for id, e in pairs(engines) do
-      if not overloaded(id) and not over_client_cap(id) and (e.load < best_load or (e.load == best_load and id < best)) then
-        best, best_load = id, e.load
-      end
-    end
-    if best == '' then
-      for id, e in pairs(engines) do
-        if not overloaded(id) and (e.load < best_load or (e.load == best_load and id < best)) then
-          best, best_load = id, e.load
-        end
-      end
-    end
-    if best == '' then
-      for id, e in pairs(engines) do
-        if e.load < best_load or (e.load == best_load and id < best) then best, best_load = id, e.load end
-      end
-    end
-    return best
-  end
-
-  -- The cost side of the cost view: how much longer the request waits to start on the chosen engine
-  -- than on the engine it would have gone to with nobody's cache counted (the least delay over the
-  -- whole prompt: `blind`, which soonest finds on its way). Affinity is taken only where
-  -- uncached_prefill_weight x the prefill it skips outweighs this: the two figures a request's
-  -- placement is judged by. Unpriced (no prefill rate) or on a view too old to trust, a placement
-  -- adds nothing it could measure.
-  local blind, soonest -- (below)
-  local no_runs = {}
-  added_wait = function(id)
-    if not h.prefill_rate or age > max_age or not engines[id] then return 0 end
-    if not blind then soonest(no_runs) end
-    return blind and math.max(0, wait(id) - wait(blind)) or 0
-  end
-
-  -- The least delay, with the prefill rate known: until the request can start on an engine (the
-  -- prefill already placed there by every balancer, or, with every slot taken, a slot freeing: the
-  -- engine's free_ms per request ahead), plus the prefill of the prompt's blocks that engine lacks
-  -- (past its run in `runs`) at that engine's rate, weighted by uncached_prefill_weight (3: for this
-  -- request's first token, for the requests queued behind its prefill there, and for the cache room
-  -- a second copy of another engine's blocks takes).
-  -- Delays within SAME_DELAY of the least are ties: the longer run, the lower load, the id (soonest).
-  -- A run counts as far as it outlasts the prefill queued ahead of the request there (kept).
-  local function uncached_ms(id, runs)
-    local d = runs[id]
-    if d and d > 0 then d = d * kept(id) else d = 0 end
-    return h.miss_weight * (n - d) * h.chunk / engines[id].rate * 1000
-  end
-  local function delay(id, runs)
-    return wait(id) + uncached_ms(id, runs)
-  end
-  -- The engine where the request costs the least delay, given each engine's run: of those within
-  -- SAME_DELAY of the least, the longer run, then the lower load, then the id. On the way, the one it
-  -- would cost the least with no run counted (`blind`, for the added wait).
-  soonest = function(runs)
-    local least, delays, unseen, unseen_delay = math.huge, {}, nil, nil
-    for id in pairs(engines) do
-      if not overloaded(id) and not over_client_cap(id) then
-        local w = wait(id)
-        local t = w + uncached_ms(id, runs) -- once an engine, not once a comparison
-        delays[id] = t
-        if t < least then least = t end
-        if not blind then
-          local u = w + uncached_ms(id, no_runs)
-          if not unseen or u < unseen_delay or (u == unseen_delay and (engines[id].load < engines[unseen].load
-              or (engines[id].load == engines[unseen].load and id < unseen))) then
-            unseen, unseen_delay = id, u
-          end
-        end
-      end
-    end
-    blind = blind or unseen
-    local best
-    local within = least + SAME_DELAY * least
-    for id, t in pairs(delays) do
-      if t <= within then
-        local sooner = not best
-        if best then
-          local d, best_d = runs[id] or 0, runs[best] or 0
-          if d ~= best_d then
-            sooner = d > best_d
-          elseif engines[id].load ~= engines[best].load then
-            sooner = engines[id].load < engines[best].load
-          else
-            sooner = id < best
-          end
-        end
-        if sooner then best = id end
-      end
-    end
-    return best
-  end
-
-  if age > max_age or n == 0 then
-    return priced({least_loaded(), 0, age > max_age and 'FALLBACK_LOAD_ONLY' or 'COLD', age, '0'}, 0)
-  end
-  local depth, conf = match()
-  local ranked = {}
-  local best_run = 0
-  for id, d in pairs(depth) do
-    ranked[#ranked + 1] = id
-    if d > best_run then best_run = d end
-  end
-  -- A class an operator turned off (the job never does: the least delay below prices affinity per
-  -- request) is placed as if nobody held its prompt: where it starts soonest (with the prefill rate
-  -- known: a slow engine's few requests are no reason to send it more), else on load alone. The best
-  -- holder's match still goes back with the answer.
+  -- A class an operator turned off (the job never does: the cost prices affinity per request) is
+  -- placed as if nobody held its prompt; the best holder's match still goes back with the answer.
   if class ~= '' and redis.call('HGET', h.classes, class) == 'off' then
-    local best = h.prefill_rate and soonest({})
-    return priced({best or least_loaded(), 0, 'NO_AFFINITY_CLASS', age, '0'}, best_run)
+    return answer(h, h.prefill_rate and soonest(h, NO_RUNS) or least_loaded(h), 0, 'NO_AFFINITY_CLASS')
   end
-  local function placed(id, spilled)
-    local d = depth[id] or 0
-    if d > 0 then return priced({id, d, 'REPLICA', age, string.format('%.4f', conf[id])}, best_run) end
-    return priced({id, 0, spilled, age, '0'}, best_run)
-  end
-
-  if #ranked == 0 then
-    -- Nobody holds it: with the prefill rate known, the engine with the least prefill queued (cold
-    -- copies placed together would wait on each other's prefill); else the least loaded.
-    local best = h.prefill_rate and soonest(depth)
-    return priced({best or least_loaded(), 0, 'COLD', age, '0'}, 0)
-  end
-
-  -- Best holders: those matching within 10 % of the longest run are replicas of the same prefix
-  -- (confidence already left out the entries below the floor), and among them the least loaded
-  -- goes first, so a hot prefix spreads over its replicas by load; ties go to the more confident.
-  -- The rest follow by blocks times confidence, for REPLICA.
-  local function near_best(id) return depth[id] * 10 >= best_run * 9 end
-  table.sort(ranked, function(a, b)
-    local na, nb = near_best(a), near_best(b)
-    if na ~= nb then return na end
-    if na and engines[a].load ~= engines[b].load then return engines[a].load < engines[b].load end
-    local sa, sb = depth[a] * conf[a], depth[b] * conf[b]
-    if sa ~= sb then return sa > sb end
-    return a < b
-  end)
-  local first = ranked[1]
-  local why = overloaded(first) or (over_client_cap(first) and 'SPILL_CLIENT_CAP') or nil
-  -- A client's burst grows a copy of its prompt before the holders fill: a holder with a free slot
-  -- costs a request nothing, so without this the burst stays on the first holders until every slot
-  -- there is taken, and only then pays a cold copy elsewhere, behind which the next requests stack
-  -- while the holders' requests wait seconds for slots. Once the client has client_min requests in
-  -- flight and no copy is being computed, one request goes cold to a spare: an engine that holds
-  -- none of the prompt, has no prefill queued and, slots known, at least SPARE_FREE of them free
-  -- (the least delay, then the lower load and id), if every holder of the prompt is filling: with
-  -- this request it has used WARM_AT of its slots, or, while no engine's slots are known yet (a
-  -- fleet's first seconds: slots are learned when an engine first queues), it carries busy_factor
-  -- times the spare's load (each plus this request). Once computed the copy is the least loaded
-  -- holder and the burst spreads there. Other clients' prompts (a conversation's next turn) are
-  -- never copied this way.
-  local function spare_for_burst()
-    if not h.prefill_rate or h.client == '' or h.client_total + 1 < h.client_min then return nil end
-    -- (A pending run is a lower bound within 2x of the shared run: see PENDING_MS.)
-    for id, run in pairs(h.warming) do
-      if engines[id] and run * 2 >= best_run then return nil end
-    end
-    local spare, spare_delay
-    for id, e in pairs(engines) do
-      if not depth[id] and (h.backlog[id] or 0) == 0 and (e.slots == 0 or e.slots - e.load >= SPARE_FREE * e.slots)
-          and not overloaded(id) and not over_client_cap(id) then
-        local d = delay(id, depth)
-        if not spare or d < spare_delay or (d == spare_delay and (e.load < engines[spare].load
-            or (e.load == engines[spare].load and id < spare))) then
-          spare, spare_delay = id, d
-        end
-      end
-    end
-    if not spare then return nil end
-    for id in pairs(depth) do
-      local e = engines[id]
-      if near_best(id) then
-        local filling
-        if e.slots > 0 then
-          filling = e.load + 1 >= WARM_AT * e.slots
-        else
-          filling = e.load + 1 >= h.busy_factor * (engines[spare].load + 1)
-        end
-        if not filling then return nil end
-      end
-    end
-    return spare
-  end
+  -- Nobody holds it: the least cost (cold copies placed together would wait on each other's prefill).
+  if next(runs) == nil then return answer(h, h.prefill_rate and soonest(h, runs) or least_loaded(h), 0, 'COLD') end
+  local first = best_holder(h)
+  local why = refused(h, first)
   if not why then
-    local spare = spare_for_burst()
-    if spare then return placed(spare, 'SPILL_HOT') end
-    -- Another engine takes the request from the best holder only with strictly less delay (prefill
+    local spare = spare_for_burst(h)
+    if spare then return placed(h, spare, 'SPILL_HOT') end
+    -- Another engine takes the request from the best holder only at strictly less cost (prefill
     -- queued on the holder, its slots all taken, or a holder that prefills slower than the others).
-    if h.prefill_rate then
-      local best = soonest(depth)
-      if best and delay(best, depth) < delay(first, depth) then return placed(best, 'SPILL_BUSY') end
-    end
-    return priced({first, depth[first], 'AFFINITY', age, string.format('%.4f', conf[first])}, best_run)
+    local best = h.prefill_rate and soonest(h, runs)
+    if best and cost(h, best, runs) < cost(h, first, runs) then return placed(h, best, 'SPILL_BUSY') end
+    return answer(h, first, runs[first], 'AFFINITY', string.format('%.4f', conf[first]))
   end
-  -- The best holder cannot take it. With the prefill rate known, the engine where it costs the least
-  -- delay: another holder's run and every engine's queued prefill weigh in, so spilled requests do
-  -- not stack cold prefills of the same prompt on one engine. Without it, the next holder by rank.
+  -- The best holder cannot take it: the least cost elsewhere (another holder's run and every
+  -- engine's queued prefill weigh in, so spilled requests do not stack cold prefills of the same
+  -- prompt on one engine); without the prefill rate, the next holder by rank.
   if h.prefill_rate then
-    local best = soonest(depth)
-    if best then return placed(best, why) end
+    local best = soonest(h, runs)
+    if best then return placed(h, best, why) end
   else
-    for i = 2, #ranked do
-      local id = ranked[i]
-      if not overloaded(id) and not over_client_cap(id) then
-        return priced({id, depth[id], 'REPLICA', age, string.format('%.4f', conf[id])}, best_run)
-      end
-    end
+    local id = next_holder(h)
+    if id then return answer(h, id, runs[id], 'REPLICA', string.format('%.4f', conf[id])) end
   end
-  return priced({least_loaded(), 0, why, age, '0'}, best_run)
+  return answer(h, least_loaded(h), 0, why)
 end
 
 local NO_VIEW = {'', 0, 'NO_VIEW', -1, '0', 'COLD', 0, '0', '0', '', '0', 0, '0'}
@@ -1004,92 +1103,101 @@ end
 -- Where the view breaks the property (an entry missing or lapsed before a later one of the same
 -- engine: redis-sink/README.md, "The match"), the run ends at such a hole only if a probe lands on it.
 -- `hash(k)` is the prompt's block hash at position k; h.at holds the sampled positions (sampled(n)).
-local function match_in_view(h, group1, group_rest, n, hash)
-  local engines, now, floor, horizon = h.engines, h.now, h.floor, h.horizon
-  -- An entry counts while its confidence exp(-age/tau) (halved for an unsynced engine) is at least
-  -- the floor and its age at most the horizon.
-  local function confidence(e, stored)
-    local x = (now - stored) / e.tau
-    local c = math.exp(-x)
-    if e.unsynced then c = c * 0.5 end
-    if c < floor or x > horizon then return nil end
-    return c
-  end
-  local depth, conf = {}, {}
-  local live = {}
+
+-- An entry counts while its confidence exp(-age/tau) (halved for an unsynced engine) is at least the
+-- floor and its age at most the horizon: its confidence, else nil.
+local function confidence(h, e, stored)
+  local x = (h.now - stored) / e.tau
+  local c = math.exp(-x)
+  if e.unsynced then c = c * 0.5 end
+  if c < h.floor or x > h.horizon then return nil end
+  return c
+end
+
+-- The holders of block 1 that count: each a run of 1 (depth, conf), and a search for its end (the
+-- list returned: lead and mid find its entry in a block field, limit and band test it; see held_at).
+local function first_block(h, group1, hash, depth, conf)
+  local searches = {}
   for id, entry in pairs(holders(redis.call('HGET', group1, hash(1)))) do
-    local e = engines[id]
-    local c = e and entry.epoch == e.epoch and confidence(e, entry.stored)
+    local e = h.engines[id]
+    local c = e and entry.epoch == e.epoch and confidence(h, e, entry.stored)
     if c then
       depth[id] = 1
       conf[id] = c
       -- The same test as confidence() without exp() for every probe: age/tau against the limit it
       -- implies, with the exact test where the two could round apart (and for a time ahead of now).
-      local limit = math.min(horizon, math.log((e.unsynced and 0.5 or 1) / floor))
-      live[#live + 1] = {id = id, e = e, lead = id .. '=', mid = ',' .. id .. '=', epoch = e.epoch_number,
+      local limit = math.min(h.horizon, math.log((e.unsynced and 0.5 or 1) / h.floor))
+      searches[#searches + 1] = {id = id, e = e, lead = id .. '=', mid = ',' .. id .. '=', epoch = e.epoch_number,
         limit = limit, band = 1e-9 * math.max(1, math.abs(limit)), lo = 1}
     end
   end
-  if n < 2 or #live == 0 then return depth, conf end
-  -- Block fields read so far, by position (false: nobody holds it).
-  local values = {}
-  local function read(positions)
-    local fields, wanted = {}, {}
-    for _, p in ipairs(positions) do
-      if values[p] == nil and not wanted[p] then
-        wanted[p] = true
-        fields[#fields + 1] = p
-      end
+  return searches
+end
+
+-- Reads the block fields at `positions` not read yet (values: position -> field, false when nobody
+-- holds the block), in one HMGET.
+local function read_blocks(group_rest, hash, values, positions)
+  local fields, wanted = {}, {}
+  for _, p in ipairs(positions) do
+    if values[p] == nil and not wanted[p] then
+      wanted[p] = true
+      fields[#fields + 1] = p
     end
-    if #fields == 0 then return end
-    local names = {}
-    for i, p in ipairs(fields) do names[i] = hash(p) end
-    local got = redis.call('HMGET', group_rest, unpack(names))
-    for i, p in ipairs(fields) do values[p] = got[i] end
   end
-  -- The engine's entry at position p when it counts (its stored_ms), else nil.
-  local function held(c, p)
-    local v = values[p]
-    if not v then return nil end
-    local stored36, epoch36 = holder_of(v, c.lead, c.mid)
-    if not stored36 or tonumber(epoch36, 36) ~= c.epoch then return nil end
-    local stored = tonumber(stored36, 36)
-    local x = (now - stored) / c.e.tau
-    if x >= 0 and x < c.limit - c.band then return stored end
-    if x >= 0 and x > c.limit + c.band then return nil end
-    return confidence(c.e, stored) and stored or nil
-  end
-  local at = h.at -- sampled(n), worked out once by the caller
-  read(at)
+  if #fields == 0 then return end
+  local names = {}
+  for i, p in ipairs(fields) do names[i] = hash(p) end
+  local got = redis.call('HMGET', group_rest, unpack(names))
+  for i, p in ipairs(fields) do values[p] = got[i] end
+end
+
+-- The searched engine's entry at position p when it counts (its stored_ms), else nil.
+local function held_at(h, s, v)
+  if not v then return nil end
+  local stored36, epoch36 = holder_of(v, s.lead, s.mid)
+  if not stored36 or tonumber(epoch36, 36) ~= s.epoch then return nil end
+  local stored = tonumber(stored36, 36)
+  local x = (h.now - stored) / s.e.tau
+  if x >= 0 and x < s.limit - s.band then return stored end
+  if x >= 0 and x > s.limit + s.band then return nil end
+  return confidence(h, s.e, stored) and stored or nil
+end
+
+local function match_in_view(h, group1, group_rest, n, hash)
+  local depth, conf = {}, {}
+  local searches = first_block(h, group1, hash, depth, conf)
+  if n < 2 or #searches == 0 then return depth, conf end
+  local values, at = {}, h.at -- block fields read so far, by position; sampled(n), worked out by the caller
+  read_blocks(group_rest, hash, values, at)
   local open = {}
-  for _, c in ipairs(live) do
+  for _, s in ipairs(searches) do
     for i = 2, #at do
-      local stored = held(c, at[i])
-      if not stored then c.hi = at[i]; break end
-      c.lo, c.stored = at[i], stored
+      local stored = held_at(h, s, values[at[i]])
+      if not stored then s.hi = at[i]; break end
+      s.lo, s.stored = at[i], stored
     end
-    if c.hi and c.hi - c.lo > 1 then open[#open + 1] = c end
+    if s.hi and s.hi - s.lo > 1 then open[#open + 1] = s end
   end
   -- Bisection, one HMGET a round for every engine still searching.
   while #open > 0 do
     local mids = {}
-    for i, c in ipairs(open) do
-      c.probe = math.floor((c.lo + c.hi) / 2)
-      mids[i] = c.probe
+    for i, s in ipairs(open) do
+      s.probe = math.floor((s.lo + s.hi) / 2)
+      mids[i] = s.probe
     end
-    read(mids)
+    read_blocks(group_rest, hash, values, mids)
     local still = {}
-    for _, c in ipairs(open) do
-      local stored = held(c, c.probe)
-      if stored then c.lo, c.stored = c.probe, stored else c.hi = c.probe end
-      if c.hi - c.lo > 1 then still[#still + 1] = c end
+    for _, s in ipairs(open) do
+      local stored = held_at(h, s, values[s.probe])
+      if stored then s.lo, s.stored = s.probe, stored else s.hi = s.probe end
+      if s.hi - s.lo > 1 then still[#still + 1] = s end
     end
     open = still
   end
   -- A longer run's confidence: that of its last block.
-  for _, c in ipairs(live) do
-    depth[c.id] = c.lo
-    if c.stored then conf[c.id] = confidence(c.e, c.stored) end
+  for _, s in ipairs(searches) do
+    depth[s.id] = s.lo
+    if s.stored then conf[s.id] = confidence(h, s.e, s.stored) end
   end
   return depth, conf
 end
