@@ -14,18 +14,19 @@
 # never against a Redis that serves anything else.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-LIBRARY_PATH=view-contract/src/main/resources/dev/kvrouter/contract/kvrouter.lua
 CASES="${CASES:-2000}"
 SEEDS="${SEEDS:-1}"
 . "$ROOT/scripts/library-eval.sh"
 other="$(mktemp)"
+mine="$(mktemp)"
 script="$(mktemp)"
-EVAL_TEMP_FILES+=("$other" "$script")
+EVAL_TEMP_FILES+=("$other" "$mine" "$script")
 if [ -n "${OTHER:-}" ]; then
   cp "$OTHER" "$other"
 else
-  git -C "$ROOT" show "${1:?a git revision to compare the working copy with, or OTHER=file}:$LIBRARY_PATH" >"$other"
+  "$ROOT/scripts/library.sh" "${1:?a git revision to compare the working copy with, or OTHER=file}" >"$other"
 fi
+"$ROOT/scripts/library.sh" >"$mine"
 # Each library's body (without #!lua and its registrations) as a function, its clock the test's.
 wrap() {
   echo "local function $1()"
@@ -37,7 +38,7 @@ wrap() {
 {
   echo "local CLOCK = {now = 0}"
   wrap library_a "$other"
-  wrap library_b "$ROOT/$LIBRARY_PATH"
+  wrap library_b "$mine"
   cat "$ROOT/scripts/pick-diff.lua"
 } >"$script"
 for seed in $SEEDS; do

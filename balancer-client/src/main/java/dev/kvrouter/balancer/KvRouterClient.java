@@ -4,6 +4,8 @@ import dev.kvrouter.blocks.CanonicalBlockHasher;
 import dev.kvrouter.contract.EngineEntry;
 import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewConnection;
+import dev.kvrouter.contract.ViewContract.Answer;
+import dev.kvrouter.contract.ViewContract.Reason;
 import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.ScriptOutputType;
@@ -29,7 +31,7 @@ import java.util.Map;
 public final class KvRouterClient implements AutoCloseable {
 
     /** The reason of a pick told to hold its request ({@link Pick#held()}). */
-    public static final String HOLD = "HOLD";
+    public static final String HOLD = Reason.HOLD.name();
 
     /** Where an answer came from. */
     public enum Source {
@@ -529,26 +531,28 @@ public final class KvRouterClient implements AutoCloseable {
         }
     }
 
-    /** A Pick from kvr_pick's (or kvr_place's, or kvr_peek's) answer. */
+    /** A Pick from kvr_pick's (or kvr_place's, or kvr_peek's) answer (its fields: ViewContract.Answer). */
     private Pick answer(List<Object> answer, String requestId, java.util.Set<String> avoid) {
-        String engine = (String) answer.get(0);
-        String reason = (String) answer.get(2);
-        long age = (Long) answer.get(3);
-        if ("NO_VIEW".equals(reason)) {
+        String engine = (String) answer.get(Answer.ENGINE);
+        String reason = (String) answer.get(Answer.REASON);
+        long age = (Long) answer.get(Answer.VIEW_AGE_MS);
+        if (Reason.NO_VIEW.name().equals(reason)) {
             return leastLoaded(Source.FALLBACK_STALE_VIEW, requestId, avoid);
         }
         if (engine.isEmpty() && !HOLD.equals(reason)) {
             return fallbackEngine(Source.FALLBACK_NO_ENGINES, requestId, avoid);
         }
-        Source source = "FALLBACK_LOAD_ONLY".equals(reason) ? Source.FALLBACK_STALE_VIEW : Source.VIEW;
+        Source source = Reason.FALLBACK_LOAD_ONLY.name().equals(reason) ? Source.FALLBACK_STALE_VIEW : Source.VIEW;
         // The added wait came with the answer's 13th field; a library loaded by an older job has none.
-        PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(5), ((Long) answer.get(6)).intValue(),
-                Double.parseDouble((String) answer.get(7)), Double.parseDouble((String) answer.get(8)),
-                answer.size() > 12 ? Double.parseDouble((String) answer.get(12)) : 0);
-        PickPolicy.Handoff handoff = ((String) answer.get(9)).isEmpty() ? PickPolicy.Handoff.NONE
-                : new PickPolicy.Handoff((String) answer.get(9), Double.parseDouble((String) answer.get(10)));
-        return new Pick(engine, ((Long) answer.get(1)).intValue(), reason, age, Double.parseDouble((String) answer.get(4)), source,
-                saving, handoff, ((Long) answer.get(11)).intValue(), engine.isEmpty() ? null : requestId);
+        PickPolicy.Saving saving = new PickPolicy.Saving((String) answer.get(Answer.OUTCOME), ((Long) answer.get(Answer.SAVED_TOKENS)).intValue(),
+                Double.parseDouble((String) answer.get(Answer.SAVED_USD)), Double.parseDouble((String) answer.get(Answer.SAVED_PREFILL_MS)),
+                answer.size() > Answer.ADDED_WAIT_MS ? Double.parseDouble((String) answer.get(Answer.ADDED_WAIT_MS)) : 0);
+        String decode = (String) answer.get(Answer.DECODE_ENGINE);
+        PickPolicy.Handoff handoff = decode.isEmpty() ? PickPolicy.Handoff.NONE
+                : new PickPolicy.Handoff(decode, Double.parseDouble((String) answer.get(Answer.HANDOFF_MS)));
+        return new Pick(engine, ((Long) answer.get(Answer.MATCHED_BLOCKS)).intValue(), reason, age,
+                Double.parseDouble((String) answer.get(Answer.CONFIDENCE)), source, saving, handoff,
+                ((Long) answer.get(Answer.BEST_MATCH)).intValue(), engine.isEmpty() ? null : requestId);
     }
 
     private String root(long[] chain) {

@@ -1,6 +1,7 @@
 package dev.kvrouter.balancer;
 
 import dev.kvrouter.contract.EngineEntry;
+import dev.kvrouter.contract.ViewContract;
 import dev.kvrouter.contract.ViewLayout;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -35,7 +36,7 @@ public final class PickPolicy {
      * skipped outweighs that wait.
      */
     public record Saving(String outcome, int tokens, double usd, double prefillMs, double addedWaitMs) {
-        public static final Saving NONE = new Saving("COLD", 0, 0, 0);
+        public static final Saving NONE = new Saving(ViewContract.Outcome.COLD.name(), 0, 0, 0);
 
         /** A saving that adds no wait. */
         public Saving(String outcome, int tokens, double usd, double prefillMs) {

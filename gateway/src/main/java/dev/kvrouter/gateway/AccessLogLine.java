@@ -108,7 +108,7 @@ public record AccessLogLine(RoutingDecision decision, RequestOutcome outcome) {
         try {
             return RouteReason.valueOf(name);
         } catch (IllegalArgumentException e) {
-            return RouteReason.UNKNOWN; // (HOLD and NO_VIEW are not in the enum: issue 38)
+            return RouteReason.UNKNOWN; // a reason of a later library than this schema
         }
     }
 

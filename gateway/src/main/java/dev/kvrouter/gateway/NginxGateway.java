@@ -100,8 +100,11 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
         }
     }
 
-    /** The Lua library, as nginx's lua_package_path finds it: {@code kvr/<name>.lua}. */
-    public static final List<String> LUA_FILES = List.of("kvr/resp.lua", "kvr/blockhash.lua", "kvr/gateway.lua");
+    /**
+     * The Lua library, as nginx's lua_package_path finds it: {@code kvr/<name>.lua}; {@code kvr/contract.lua} is the
+     * view's contract, generated in view-contract ({@link ViewLayout#gatewayContractLua()}).
+     */
+    public static final List<String> LUA_FILES = List.of("kvr/contract.lua", "kvr/resp.lua", "kvr/blockhash.lua", "kvr/gateway.lua");
     private static final String RESOURCES = "/dev/kvrouter/gateway/";
     private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([a-z_]+)}");
     private static final Pattern ENGINE_ID = Pattern.compile("[^,=|\\s]+");
@@ -315,7 +318,7 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
             for (String file : LUA_FILES) {
                 Path target = dir.resolve(file);
                 Files.createDirectories(target.getParent());
-                Files.writeString(target, resource("lua/" + file));
+                Files.writeString(target, file.equals("kvr/contract.lua") ? ViewLayout.gatewayContractLua() : resource("lua/" + file));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

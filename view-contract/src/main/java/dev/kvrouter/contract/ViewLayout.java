@@ -27,25 +27,26 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ViewLayout {
 
+    // The names and defaults below are the contract's (kvr-view.yaml, generated into ViewContract), under the
+    // names the modules have always used.
+
     /** Bumped on any incompatible change of keys or values; the Lua library checks it. */
-    public static final int LAYOUT_VERSION = 9;
+    public static final int LAYOUT_VERSION = ViewContract.LAYOUT;
     public static final String FUNCTION_LIBRARY = "kvrouter";
     /** Places a request and records its reservation (FCALL). */
-    public static final String PICK_FUNCTION = "kvr_pick";
+    public static final String PICK_FUNCTION = ViewContract.Functions.KVR_PICK;
     /** The same answer without a reservation, read-only (FCALL_RO): for observers. */
-    public static final String PEEK_FUNCTION = "kvr_peek";
+    public static final String PEEK_FUNCTION = ViewContract.Functions.KVR_PEEK;
     /** Places a request matched by the caller, in the head slot (Redis Cluster's second round trip). */
-    public static final String PLACE_FUNCTION = "kvr_place";
+    public static final String PLACE_FUNCTION = ViewContract.Functions.KVR_PLACE;
     /** Releases reservations of requests that are done. */
-    public static final String DONE_FUNCTION = "kvr_done";
+    public static final String DONE_FUNCTION = ViewContract.Functions.KVR_DONE;
     /** Keeps the places of requests a balancer still holds (every engine full) in the waiting room. */
-    public static final String HOLDING_FUNCTION = "kvr_holding";
+    public static final String HOLDING_FUNCTION = ViewContract.Functions.KVR_HOLDING;
     /** The layout version the loaded library speaks (read-only). */
-    public static final String LAYOUT_FUNCTION = "kvr_layout";
+    public static final String LAYOUT_FUNCTION = ViewContract.Functions.KVR_LAYOUT;
     /** The library function answering its revision within the layout (see {@link #libraryRevision()}). */
-    public static final String REVISION_FUNCTION = "kvr_revision";
-    /** The hash tag of the keys one placement reads and writes besides the groups. */
-    static final String HEAD = "{head}:";
+    public static final String REVISION_FUNCTION = ViewContract.Functions.KVR_REVISION;
 
     // The view's defaults, declared once for the job that writes the view and the clients that read
     // it (KvRouterJobOptions, RedisViewSinkOptions, KvRouterClient.Options).
@@ -53,17 +54,17 @@ public final class ViewLayout {
     /** Prefix of every key of the view. */
     public static final String DEFAULT_KEY_PREFIX = "kvr:";
     /** Canonical block size in tokens. */
-    public static final int DEFAULT_CHUNK_TOKENS = 16;
+    public static final int DEFAULT_CHUNK_TOKENS = ViewContract.Meta.DEFAULT_CHUNK_TOKENS;
     /** Chain depth whose hash tags a block's key. */
-    public static final int DEFAULT_TAG_DEPTH = 2;
-    /** k: pick spills from an engine whose load exceeds k x the fleet mean and k requests. */
-    public static final double DEFAULT_BUSY_FACTOR = 2.0;
+    public static final int DEFAULT_TAG_DEPTH = ViewContract.Meta.DEFAULT_TAG_DEPTH;
+    /** k: before an engine's slots and slot time are learned, pick spills from it past k x the fleet mean and k requests. */
+    public static final double DEFAULT_BUSY_FACTOR = ViewContract.Meta.DEFAULT_BUSY_FACTOR;
     /** An entry whose confidence falls below this is not used. */
-    public static final double DEFAULT_CONFIDENCE_FLOOR = 0.05;
+    public static final double DEFAULT_CONFIDENCE_FLOOR = ViewContract.Meta.DEFAULT_CONFIDENCE_FLOOR;
     /** The largest share of one client's requests in flight that pick sends to one engine. */
-    public static final double DEFAULT_CLIENT_CAP = 0.5;
+    public static final double DEFAULT_CLIENT_CAP = ViewContract.Meta.DEFAULT_CLIENT_CAP;
     /** The client cap (and a burst's spare copy) applies from this many requests of the client in flight. */
-    public static final int DEFAULT_CLIENT_MIN_INFLIGHT = 8;
+    public static final int DEFAULT_CLIENT_MIN_INFLIGHT = ViewContract.Meta.DEFAULT_CLIENT_MIN_INFLIGHT;
 
     private final String prefix;
 
@@ -80,16 +81,16 @@ public final class ViewLayout {
     }
 
     public String metaKey() {
-        return prefix + HEAD + "meta";
+        return prefix + ViewContract.Keys.META;
     }
 
     public String enginesKey() {
-        return prefix + HEAD + "engines";
+        return prefix + ViewContract.Keys.ENGINES;
     }
 
     /** The balancers' reservations: field request id, value {@code engine|at_ms|uncached tokens|client} (kvrouter.lua). */
     public String reservationsKey() {
-        return prefix + HEAD + "res";
+        return prefix + ViewContract.Keys.RESERVATIONS;
     }
 
     /**
@@ -107,7 +108,7 @@ public final class ViewLayout {
      * it was placed on, {@code engine=ready_ms.epoch} (base 36) comma-separated (kvrouter.lua).
      */
     public String pendingKey() {
-        return reservationsKey() + ":pending";
+        return reservationsKey() + ViewContract.ReservationKeys.PENDING;
     }
 
     /**
@@ -116,36 +117,36 @@ public final class ViewLayout {
      * asked (kvrouter.lua, HOLD_STALE_MS).
      */
     public String heldRequestsKey() {
-        return reservationsKey() + ":hold";
+        return reservationsKey() + ViewContract.ReservationKeys.HOLD;
     }
 
     /** One engine's live reservations, request ids scored by when they were made. */
     public String engineReservationsKey(String engineId) {
-        return reservationsKey() + ":engine:" + engineId;
+        return reservationsKey() + ViewContract.ReservationKeys.ENGINE + engineId;
     }
 
     /** One client's live reservations per engine: field engine, value count. */
     public String clientReservationsKey(String clientId) {
-        return reservationsKey() + ":client:" + clientId;
+        return reservationsKey() + ViewContract.ReservationKeys.CLIENT + clientId;
     }
 
     /** Requests in flight per client: field client id, value {@code engine=count,…}. */
     public String clientsKey() {
-        return prefix + "clients";
+        return prefix + ViewContract.Keys.CLIENTS;
     }
 
     /** Affinity per prefix class: field class, value {@code on} or {@code off} (absent: on). */
     public String classesKey() {
-        return prefix + HEAD + "classes";
+        return prefix + ViewContract.Keys.CLASSES;
     }
 
     /** Latest per-class ratios: field {@code <class>/<tumbling|sliding>}. */
     public String ratiosKey() {
-        return prefix + "ratios";
+        return prefix + ViewContract.Keys.RATIOS;
     }
 
     public String groupKey(long tagHash) {
-        return prefix + "g:{" + hex(tagHash) + "}";
+        return prefix + ViewContract.Keys.GROUP + hex(tagHash) + "}";
     }
 
     /**
@@ -243,6 +244,14 @@ public final class ViewLayout {
 
     public static String functionLibrary() {
         return resource("kvrouter.lua");
+    }
+
+    /**
+     * The contract as the nginx gateway's Lua module {@code kvr.contract} (function names, keys, answer positions,
+     * reasons), generated from kvr-view.yaml like {@link ViewContract}.
+     */
+    public static String gatewayContractLua() {
+        return resource("gateway-contract.lua");
     }
 
     /** A text file of this package in the jar (the library, the shipped Redis users). */

@@ -32,7 +32,7 @@ class LibraryRevisionTest {
         String sha = sha256(ViewLayout.functionLibrary());
         assertThat(recorded.get(revision))
                 .as("kvrouter.lua (sha256 %s) is not what revision %d recorded: a change of the library is a new revision — set "
-                        + "'local REVISION = %d' in kvrouter.lua and add '%d <its new sha256>' to kvrouter-revisions.txt", sha, revision,
+                        + "'local REVISION = %d' in view-contract/src/main/lua/kvrouter/00-library.lua and add '%d <its new sha256>' to kvrouter-revisions.txt", sha, revision,
                         revision + 1, revision + 1)
                 .isEqualTo(sha);
         assertThat(recorded.keySet()).as("the newest recorded revision is the library's").last().isEqualTo(revision);

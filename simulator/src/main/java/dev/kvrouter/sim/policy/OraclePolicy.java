@@ -1,5 +1,6 @@
 package dev.kvrouter.sim.policy;
 
+import dev.kvrouter.contract.ViewContract;
 import dev.kvrouter.events.RouteReason;
 import java.util.HashMap;
 import java.util.Map;
@@ -18,10 +19,10 @@ import java.util.Map;
  */
 public final class OraclePolicy implements Policy {
 
-    /** As kvrouter.lua's WARM_AT: every holder has used this share of its slots. */
-    static final double WARM_AT = 0.75;
-    /** As kvrouter.lua's SPARE_FREE: a spare has at least this share of its slots free. */
-    static final double SPARE_FREE = 0.5;
+    /** The pick's (the view's contract): every holder has used this share of its slots. */
+    static final double WARM_AT = ViewContract.PickConstants.WARM_AT;
+    /** The pick's (the view's contract): a spare has at least this share of its slots free. */
+    static final double SPARE_FREE = ViewContract.PickConstants.SPARE_FREE;
 
     private final double uncachedPrefillWeight;
     private final int clientMinInflight;

@@ -12,6 +12,10 @@
 local cjson = require "cjson.safe"
 local resp = require "kvr.resp"
 local blockhash = require "kvr.blockhash"
+-- The view's contract (function names, keys, answer positions, reasons), generated from
+-- view-contract's kvr-view.yaml.
+local contract = require "kvr.contract"
+local A, REASON = contract.answer, contract.reasons
 
 local _M = {}
 
@@ -20,9 +24,6 @@ local ngx_var = ngx.var
 local log, WARN, ERR = ngx.log, ngx.WARN, ngx.ERR
 local concat = table.concat
 
--- The view's contract (view-contract: ViewLayout, kvrouter.lua).
-local LAYOUT = 8
-local HEAD = "{head}:"
 local MAX_BLOCKS = 65536
 
 local config
@@ -126,9 +127,9 @@ end
 -- One kvr_pick (layout 9: its one key is the reservations key, the library finds the view's keys
 -- from it); returns the answer (a list) or nil, the failure kind, the message.
 local function pick(conn, args)
-  local reply, err, redis_error = conn:call("FCALL", "kvr_pick", 1, config.key_prefix .. HEAD .. "res", unpack(args))
+  local reply, err, redis_error = conn:call("FCALL", contract.functions.kvr_pick, 1, config.key_prefix .. contract.keys.reservations, unpack(args))
   if not reply then return nil, failure_kind(err, redis_error), err end
-  if type(reply) ~= "table" or #reply < 13 then return nil, "bad_answer", "kvr_pick answered " .. tostring(reply) end
+  if type(reply) ~= "table" or #reply < contract.answer_size then return nil, "bad_answer", "kvr_pick answered " .. tostring(reply) end
   return reply
 end
 
@@ -210,7 +211,7 @@ function _M.access()
       local answer, kind, message
       while true do
         answer, kind, message = pick(conn, args)
-        if not answer or answer[3] ~= "HOLD" then break end
+        if not answer or answer[A.reason] ~= REASON.HOLD then break end
         -- Every engine is full: the request waits here and asks again (as the Java client does); past
         -- hold_ms the library places it as if it had never waited, and a few polls later than that
         -- (the view's clock against this one) the gateway stops asking.
@@ -225,19 +226,19 @@ function _M.access()
         ngx.sleep(config.hold_poll_ms / 1000)
       end
       conn:release(config.keepalive_ms, config.redis.pool_size)
-      if answer and answer[1] ~= "" and answer[1] ~= ngx.null then
-        local engine = answer[1]
+      if answer and answer[A.engine] ~= "" and answer[A.engine] ~= ngx.null then
+        local engine = answer[A.engine]
         k.reserved = true -- kvr_done releases it, whatever happens below
         if engines_by_id[engine] then
-          k.engine, k.route, k.reason = engine, "view", answer[3]
+          k.engine, k.route, k.reason = engine, "view", answer[A.reason]
           k.answer = answer
         else
           k.why = "unknown_engine"
           log(WARN, "kvr: the view picked ", engine, ", which is not in this gateway's engines: load alone")
         end
       elseif answer then
-        k.why = answer[3] == "NO_VIEW" and "no_view" or "no_engine"
-        k.reserved = answer[3] == "HOLD" -- (a held request's place in the waiting room)
+        k.why = answer[A.reason] == REASON.NO_VIEW and "no_view" or "no_engine"
+        k.reserved = answer[A.reason] == REASON.HOLD -- (a held request's place in the waiting room)
       else
         k.why = kind
         k.reserved = k.held
@@ -260,10 +261,10 @@ function _M.access()
   ngx_var.kvr_class = k.class
   if k.answer then
     local a = k.answer
-    ngx_var.kvr_predicted = a[2]
-    ngx_var.kvr_best_holder = a[12]
-    ngx_var.kvr_saved_ms = a[9]
-    ngx_var.kvr_added_wait_ms = a[13]
+    ngx_var.kvr_predicted = a[A.matched_blocks]
+    ngx_var.kvr_best_holder = a[A.best_match]
+    ngx_var.kvr_saved_ms = a[A.saved_prefill_ms]
+    ngx_var.kvr_added_wait_ms = a[A.added_wait_ms]
     ngx_var.kvr_blocks = k.packed
   end
 end
@@ -385,7 +386,7 @@ done = function(premature, request_id)
     count("done_failed")
     return
   end
-  local reply, derr = conn:call("FCALL", "kvr_done", 1, config.key_prefix .. HEAD .. "res", request_id)
+  local reply, derr = conn:call("FCALL", contract.functions.kvr_done, 1, config.key_prefix .. contract.keys.reservations, request_id)
   conn:release(config.keepalive_ms, config.redis.pool_size)
   if reply == nil then
     count("done_failed")

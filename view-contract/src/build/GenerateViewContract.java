@@ -1,0 +1,301 @@
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Generates what the routing view's contract ({@code kvr-view.yaml}) is written into, so the file is the only place a
+ * key, field, default, answer position or reason is written. A single-file program the JDK runs from source (the
+ * build, view-contract/pom.xml and gateway/pom.xml; the scripts), so the build needs no generator plugin:
+ * <pre>
+ *   java GenerateViewContract.java &lt;kvr-view.yaml&gt; java &lt;generated sources dir&gt;     dev.kvrouter.contract.ViewContract
+ *   java GenerateViewContract.java &lt;kvr-view.yaml&gt; library &lt;lua dir&gt; &lt;out.lua&gt;   the kvrouter library: the contract's
+ *                                                   Lua head, then the dir's *.lua files in name order
+ *   java GenerateViewContract.java &lt;kvr-view.yaml&gt; gateway &lt;out.lua&gt;            the nginx gateway's kvr/contract.lua
+ * </pre>
+ * It reads a strict subset of YAML (the file's header says which) and fails on anything else, saying where;
+ * ViewContractTest parses the file as YAML and checks the generated constants against it.
+ */
+public final class GenerateViewContract {
+
+    private static final Pattern TOP = Pattern.compile("^([a-z_]+):\\s*(.*)$");
+    private static final Pattern ITEM = Pattern.compile("^  - name: ([A-Za-z_][A-Za-z0-9_]*)\\s*$");
+    private static final Pattern FIELD = Pattern.compile("^    ([a-z_]+): (.+)$");
+    private static final List<String> SECTIONS = List.of("functions", "keys", "reservation_keys", "meta", "engine_fields", "answer",
+            "pick_constants", "outcomes", "reasons");
+
+    /** One entry of a section: its name and fields (description, default, key, suffix), in file order. */
+    record Entry(String name, Map<String, String> fields) {
+        String field(String f) {
+            return fields.get(f);
+        }
+
+        String constant() {
+            return name.toUpperCase(Locale.ROOT);
+        }
+    }
+
+    record Contract(int layout, Map<String, List<Entry>> sections) {
+        List<Entry> section(String name) {
+            return sections.get(name);
+        }
+    }
+
+    public static void main(String[] args) throws IOException {
+        if (args.length < 3) {
+            throw new IllegalArgumentException("usage: java GenerateViewContract.java <kvr-view.yaml> java <dir> | library <lua dir> <out.lua>"
+                    + " | gateway <out.lua>");
+        }
+        Contract c = read(Path.of(args[0]));
+        switch (args[1]) {
+            case "java" -> write(Path.of(args[2]).resolve("dev/kvrouter/contract/ViewContract.java"), java(c));
+            case "library" -> write(Path.of(args[3]), library(c, Path.of(args[2])));
+            case "gateway" -> write(Path.of(args[2]), gateway(c));
+            default -> throw new IllegalArgumentException("unknown output '" + args[1] + "': java, library or gateway");
+        }
+    }
+
+    static Contract read(Path yaml) throws IOException {
+        List<String> lines = Files.readAllLines(yaml, StandardCharsets.UTF_8);
+        Integer layout = null;
+        Map<String, List<Entry>> sections = new LinkedHashMap<>();
+        List<Entry> section = null;
+        Entry entry = null;
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            String where = yaml + ":" + (i + 1) + ": ";
+            if (line.isBlank() || line.startsWith("#")) {
+                continue;
+            }
+            Matcher top = TOP.matcher(line);
+            Matcher item = ITEM.matcher(line);
+            Matcher field = FIELD.matcher(line);
+            if (top.matches()) {
+                entry = null;
+                if (top.group(1).equals("layout")) {
+                    layout = Integer.valueOf(top.group(2).trim());
+                    section = null;
+                } else if (SECTIONS.contains(top.group(1)) && top.group(2).isEmpty()) {
+                    section = new ArrayList<>();
+                    if (sections.put(top.group(1), section) != null) {
+                        throw new IllegalStateException(where + "section '" + top.group(1) + "' declared twice");
+                    }
+                } else {
+                    throw new IllegalStateException(where + "expected 'layout: N' or one of the sections " + SECTIONS + ", got '" + line + "'");
+                }
+            } else if (item.matches() && section != null) {
+                entry = new Entry(item.group(1), new LinkedHashMap<>());
+                for (Entry other : section) {
+                    if (other.name().equals(entry.name())) {
+                        throw new IllegalStateException(where + "'" + entry.name() + "' declared twice");
+                    }
+                }
+                section.add(entry);
+            } else if (field.matches() && entry != null) {
+                entry.fields().put(field.group(1), unquoted(field.group(2).trim()));
+            } else {
+                throw new IllegalStateException(where + "not a line of the contract's YAML subset (see the file's header): '" + line + "'");
+            }
+        }
+        if (layout == null) {
+            throw new IllegalStateException(yaml + ": no 'layout: N'");
+        }
+        for (String s : SECTIONS) {
+            if (!sections.containsKey(s) || sections.get(s).isEmpty()) {
+                throw new IllegalStateException(yaml + ": section '" + s + "' is missing or empty");
+            }
+            for (Entry e : sections.get(s)) {
+                if (e.field("description") == null) {
+                    throw new IllegalStateException(yaml + ": " + s + " '" + e.name() + "' has no description");
+                }
+            }
+        }
+        return new Contract(layout, sections);
+    }
+
+    private static String unquoted(String v) {
+        return v.length() >= 2 && v.startsWith("'") && v.endsWith("'") ? v.substring(1, v.length() - 1) : v;
+    }
+
+    /** A default as written, or null for "none". */
+    private static String defaultOf(Entry e) {
+        String d = e.field("default");
+        return d == null || d.equals("none") ? null : d;
+    }
+
+    private static boolean numeric(String v) {
+        return v.matches("-?[0-9]+(\\.[0-9]+)?");
+    }
+
+    private static String javaString(String s) {
+        return '"' + s.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
+    }
+
+    private static String luaString(String s) {
+        return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'";
+    }
+
+    private static String comment(String indent, String text) {
+        return indent + "/** " + text.replace("*/", "* /").replace("<", "&lt;").replace(">", "&gt;") + " */\n";
+    }
+
+    static String java(Contract c) {
+        StringBuilder j = new StringBuilder();
+        j.append("package dev.kvrouter.contract;\n\n");
+        j.append("/**\n * The routing view's contract, generated from kvr-view.yaml (view-contract/src/main/resources), the one place\n");
+        j.append(" * each key, field, default, answer position and reason is written: edit the YAML, not this class.\n */\n");
+        j.append("public final class ViewContract {\n\n    private ViewContract() {}\n\n");
+        j.append(comment("    ", "Bumped on any incompatible change of keys or values."));
+        j.append("    public static final int LAYOUT = ").append(c.layout()).append(";\n\n");
+        j.append("    /** The library's functions. */\n    public static final class Functions {\n        private Functions() {}\n\n");
+        for (Entry e : c.section("functions")) {
+            j.append(comment("        ", e.field("description")));
+            j.append("        public static final String ").append(e.constant()).append(" = ").append(javaString(e.name())).append(";\n");
+        }
+        j.append("    }\n\n    /** The view's keys, each under the key prefix. */\n    public static final class Keys {\n        private Keys() {}\n\n");
+        for (Entry e : c.section("keys")) {
+            j.append(comment("        ", e.field("description")));
+            j.append("        public static final String ").append(e.constant()).append(" = ").append(javaString(e.field("key"))).append(";\n");
+        }
+        j.append("    }\n\n    /** The keys under the reservations key: its name followed by these. */\n");
+        j.append("    public static final class ReservationKeys {\n        private ReservationKeys() {}\n\n");
+        for (Entry e : c.section("reservation_keys")) {
+            j.append(comment("        ", e.field("description")));
+            j.append("        public static final String ").append(e.constant()).append(" = ").append(javaString(e.field("suffix"))).append(";\n");
+        }
+        j.append("    }\n\n    /** The meta hash's fields; DEFAULT_&lt;FIELD&gt;: what a pick takes when it is absent. */\n");
+        j.append("    public static final class Meta {\n        private Meta() {}\n\n");
+        for (Entry e : c.section("meta")) {
+            j.append(comment("        ", e.field("description")));
+            j.append("        public static final String ").append(e.constant()).append(" = ").append(javaString(e.name())).append(";\n");
+            String d = defaultOf(e);
+            if (d != null) {
+                String type = d.contains(".") ? "double" : "int";
+                j.append("        public static final ").append(type).append(" DEFAULT_").append(e.constant()).append(" = ").append(d).append(";\n");
+            }
+        }
+        j.append("    }\n\n    /** An engine entry's fields: their 0-based positions in the '|'-joined value. */\n");
+        j.append("    public static final class EngineFields {\n        private EngineFields() {}\n\n");
+        List<Entry> engine = c.section("engine_fields");
+        for (int i = 0; i < engine.size(); i++) {
+            j.append(comment("        ", engine.get(i).field("description")));
+            j.append("        public static final int ").append(engine.get(i).constant()).append(" = ").append(i).append(";\n");
+        }
+        j.append("        /** How many fields an entry has at most. */\n        public static final int COUNT = ").append(engine.size()).append(";\n");
+        j.append("    }\n\n    /** The placement functions' answer: 0-based positions. */\n");
+        j.append("    public static final class Answer {\n        private Answer() {}\n\n");
+        List<Entry> answer = c.section("answer");
+        for (int i = 0; i < answer.size(); i++) {
+            j.append(comment("        ", answer.get(i).field("description")));
+            j.append("        public static final int ").append(answer.get(i).constant()).append(" = ").append(i).append(";\n");
+        }
+        j.append("        /** How many values an answer has. */\n        public static final int SIZE = ").append(answer.size()).append(";\n");
+        j.append("    }\n\n    /** Figures of the pick another side models too. */\n");
+        j.append("    public static final class PickConstants {\n        private PickConstants() {}\n\n");
+        for (Entry e : c.section("pick_constants")) {
+            j.append(comment("        ", e.field("description")));
+            j.append("        public static final double ").append(e.constant()).append(" = ").append(e.field("value")).append(";\n");
+        }
+        j.append("    }\n\n    /** What a placement is expected to save. */\n    public enum Outcome {\n");
+        appendEnum(j, c.section("outcomes"));
+        j.append("    }\n\n    /** Why a placement went where it did. */\n    public enum Reason {\n");
+        appendEnum(j, c.section("reasons"));
+        j.append("    }\n}\n");
+        return j.toString();
+    }
+
+    private static void appendEnum(StringBuilder j, List<Entry> entries) {
+        for (int i = 0; i < entries.size(); i++) {
+            j.append(comment("        ", entries.get(i).field("description")));
+            j.append("        ").append(entries.get(i).name()).append(i + 1 < entries.size() ? ",\n" : ";\n");
+        }
+    }
+
+    /** The contract as Lua locals, the head of the kvrouter library. */
+    static String luaHead(Contract c) {
+        StringBuilder l = new StringBuilder();
+        l.append("-- The view's contract, generated from kvr-view.yaml (view-contract/src/main/resources): edit the YAML.\n");
+        l.append("local LAYOUT = ").append(c.layout()).append("\n");
+        l.append("-- A table of names that refuses a name it does not have (a typo fails at once, not as nil).\n");
+        l.append("local function names(t, what)\n");
+        l.append("  return setmetatable(t, {__index = function(_, k) error('no ' .. what .. ' ' .. tostring(k), 2) end})\n");
+        l.append("end\n");
+        appendLuaTable(l, "KEY", "key", c.section("keys"), e -> luaString(e.field("key")));
+        appendLuaTable(l, "RES_KEY", "reservation key", c.section("reservation_keys"), e -> luaString(e.field("suffix")));
+        appendLuaTable(l, "META_DEFAULT", "meta default", c.section("meta").stream().filter(e -> defaultOf(e) != null).toList(),
+                e -> numeric(defaultOf(e)) ? defaultOf(e) : luaString(defaultOf(e)));
+        appendLuaTable(l, "ANSWER", "answer field", c.section("answer"), e -> Integer.toString(c.section("answer").indexOf(e) + 1));
+        l.append("local ANSWER_SIZE = ").append(c.section("answer").size()).append("\n");
+        appendLuaTable(l, "PICK", "pick constant", c.section("pick_constants"), e -> e.field("value"));
+        appendLuaTable(l, "OUTCOME", "outcome", c.section("outcomes"), e -> luaString(e.name()));
+        appendLuaTable(l, "REASON", "reason", c.section("reasons"), e -> luaString(e.name()));
+        l.append("local ENGINE_FIELD_COUNT = ").append(c.section("engine_fields").size()).append("\n");
+        return l.toString();
+    }
+
+    private static void appendLuaTable(StringBuilder l, String name, String what, List<Entry> entries,
+                                       java.util.function.Function<Entry, String> value) {
+        l.append("local ").append(name).append(" = names({\n");
+        for (Entry e : entries) {
+            l.append("  ").append(e.name()).append(" = ").append(value.apply(e)).append(",\n");
+        }
+        l.append("}, '").append(what).append("')\n");
+    }
+
+    static String library(Contract c, Path luaDir) throws IOException {
+        StringBuilder lib = new StringBuilder("#!lua name=kvrouter\n\n");
+        lib.append(luaHead(c)).append('\n');
+        List<Path> files;
+        try (Stream<Path> s = Files.list(luaDir)) {
+            files = s.filter(p -> p.getFileName().toString().endsWith(".lua")).sorted().toList();
+        }
+        if (files.isEmpty()) {
+            throw new IllegalStateException(luaDir + " holds no .lua file");
+        }
+        for (Path f : files) {
+            lib.append(Files.readString(f, StandardCharsets.UTF_8));
+        }
+        return lib.toString();
+    }
+
+    static String gateway(Contract c) {
+        StringBuilder l = new StringBuilder();
+        l.append("-- The routing view's contract for the gateway, generated from kvr-view.yaml (view-contract/src/main/resources):\n");
+        l.append("-- edit the YAML. The function names, keys, answer positions (1-based) and reasons the gateway uses.\n");
+        l.append("local _M = {layout = ").append(c.layout()).append("}\n");
+        for (String[] t : new String[][] {{"functions", "functions"}, {"keys", "keys"}, {"answer", "answer"}, {"reasons", "reasons"}}) {
+            l.append("_M.").append(t[0]).append(" = {\n");
+            List<Entry> entries = c.section(t[1]);
+            for (int i = 0; i < entries.size(); i++) {
+                Entry e = entries.get(i);
+                String v = switch (t[0]) {
+                    case "keys" -> luaString(e.field("key"));
+                    case "answer" -> Integer.toString(i + 1);
+                    default -> luaString(e.name());
+                };
+                l.append("  ").append(e.name()).append(" = ").append(v).append(",\n");
+            }
+            l.append("}\n");
+        }
+        l.append("_M.answer_size = ").append(c.section("answer").size()).append("\n");
+        l.append("return _M\n");
+        return l.toString();
+    }
+
+    private static void write(Path out, String text) throws IOException {
+        Files.createDirectories(out.getParent());
+        // Unchanged output is left alone, so the compiler and resources plugin see nothing new.
+        if (Files.exists(out) && Files.readString(out, StandardCharsets.UTF_8).equals(text)) {
+            return;
+        }
+        Files.writeString(out, text, StandardCharsets.UTF_8);
+    }
+}

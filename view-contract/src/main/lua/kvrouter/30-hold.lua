@@ -1,0 +1,60 @@
+-- Holding: with every live engine's slots taken, a request placed now waits on one engine for a
+-- slot that engine frees, while another engine may free one first: which ends first is in the
+-- running requests' output lengths, which no report carries (BENCHMARKS.md runs 11 and 13). A
+-- balancer that offers to hold a request (kvr_pick's hold_ms) is told HOLD instead and asks again
+-- (when one of its own requests ends, or after a short pause): the request then takes the first slot
+-- freed anywhere — one line for the fleet rather than one per engine. The waiting room, in the head
+-- slot beside the reservations:
+--   <res>:hold       zset  request id, scored by when it was first held: the order they go in
+--   <res>:hold:seen  zset  request id, scored by when its balancer last asked
+-- A held request goes in once fewer requests wait ahead of it than there are free slots, or once it
+-- has waited hold_ms (then placed as if it had never waited). A balancer asks again only for its
+-- oldest held requests (the rest would be told HOLD too) and keeps the others' places with
+-- kvr_holding, a cheap call for all of them; a request neither asked for nor kept for HOLD_STALE_MS
+-- (its balancer gone) loses its place. kvr_done of a held request removes it; at most HOLD_CAP
+-- wait, past that a new request is placed at once. Both keys expire reservation_ttl_ms after their
+-- last write.
+local HOLD_STALE_MS = 1000
+local HOLD_CAP = 4096
+
+-- Leaves the waiting room (a request placed, given up, or gone).
+local function unhold(res, request)
+  redis.call('ZREM', res .. RES_KEY.hold, request)
+  redis.call('ZREM', res .. ':hold:seen', request)
+end
+
+-- True when the request must wait (recorded in the waiting room); false when it is placed now.
+local function hold(h, request, hold_ms)
+  local key, seen, now = h.res .. RES_KEY.hold, h.res .. RES_KEY.hold_seen, h.now
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', '(' .. (now - HOLD_STALE_MS), 'LIMIT', 0, SWEEP)) do
+    unhold(h.res, gone)
+  end
+  local first = tonumber(redis.call('ZSCORE', key, request))
+  if first and now - first >= hold_ms then
+    unhold(h.res, request)
+    return false
+  end
+  -- Free slots on the engines that take requests; slots not learned yet (no engine has had a request
+  -- wait), or no engine that takes requests (none live; or every one BUSY, DRAINING or SUSPECT, whose
+  -- freed slots are never counted): no telling when a slot frees, nothing waits.
+  local free, taking = 0, false
+  for _, e in pairs(h.engines) do
+    if e.slots == 0 then return false end
+    if e.status ~= 'BUSY' and e.status ~= 'DRAINING' and e.status ~= 'SUSPECT' then
+      taking = true
+      free = free + math.max(0, e.slots - e.load)
+    end
+  end
+  if not taking then return false end
+  local ahead = first and redis.call('ZCOUNT', key, '-inf', '(' .. first) or redis.call('ZCARD', key)
+  if ahead < free or (not first and ahead >= HOLD_CAP) then
+    if first then unhold(h.res, request) end
+    return false
+  end
+  redis.call('ZADD', key, 'NX', now, request)
+  redis.call('ZADD', seen, now, request)
+  redis.call('PEXPIRE', key, h.res_ttl)
+  redis.call('PEXPIRE', seen, h.res_ttl)
+  return true
+end
+

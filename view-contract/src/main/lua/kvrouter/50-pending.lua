@@ -1,0 +1,166 @@
+-- Pending prefixes: what a placement brings to its engine, before the engine's BlockStored crosses
+-- the pipeline (a second or more). Every reservation also records the placed prompt's block hashes
+-- at a few positions (1, 2, 4, 8, ... and the last) under
+--   <res>:pending          hash  block hash -> engine=ready_ms.epoch,... (base 36, as block fields)
+--   <res>:pending:by-time  zset  block hash, scored by when its last holder there expires
+-- where ready_ms is when the engine will hold the prompt (the prefill queued there plus its own).
+-- A chain hash at position p names the whole prefix up to p, so a later prompt whose hash at p is
+-- there shares at least p blocks with a placement: a lower bound within 2x of the shared run. From
+-- ready_ms until PENDING_MS after it, picks count that run as held (the view takes over once the
+-- engine reports it); before ready_ms the engine is still computing it, and a request sent there
+-- would compute it again.
+local PENDING_MS = 5000
+-- Engines one pending block keeps at most (the latest ready stay), and block hashes at most.
+local PENDING_HOLDERS = 8
+local PENDING_CAP = 8192
+
+-- The positions of a prompt of n blocks that pending prefixes record and look up: 1, 2, 4, ... below n, and n.
+local function sampled(n)
+  local at, p = {}, 1
+  while p < n do
+    at[#at + 1] = p
+    p = p * 2
+  end
+  if n > 0 then at[#at + 1] = n end
+  return at
+end
+
+-- Pending values (an HMGET's reply) parsed, each into one flat list of four per entry: its text, its
+-- engine, ready_ms and epoch (numbers); parsed once a pick, for the match and the placement's record.
+local function pending_entries(values)
+  local lists = {}
+  for i = 1, #values do
+    local list, k = {}, 0
+    if values[i] then
+      for text, id, ready36, epoch36 in string.gmatch(values[i], HOLDER) do
+        list[k + 1], list[k + 2], list[k + 3], list[k + 4] = text, id, tonumber(ready36, 36), tonumber(epoch36, 36)
+        k = k + 4
+      end
+    end
+    lists[i] = list
+  end
+  return lists
+end
+
+-- A copy already on its way to `engine` (same cache epoch, in the field's parsed entries `list`)
+-- makes the engine a holder when it is done, whichever placement finishes later: when the engine
+-- holds the prefix, `mine` or sooner.
+local function ready_with_copy(list, engine, epoch, mine, now)
+  for j = 1, #list, 4 do
+    if list[j + 1] == engine then
+      local stored = list[j + 2]
+      if list[j + 3] == epoch and stored + PENDING_MS > now then mine = math.min(mine, math.max(stored, now)) end
+      break
+    end
+  end
+  return mine
+end
+
+-- A pending field's new text, with `own` (the engine's entry, ready at `mine`) in its place, and when
+-- its last holder is ready. Entries are written latest-ready first, so one pass keeps that order: the
+-- other engines' entries as written (re-encoding each in base 36 was most of a placement's cost),
+-- this one's put in its place, up to PENDING_HOLDERS, stopping at the first expired.
+local function pending_field(list, engine, own, mine, now)
+  local parts, last = {}, mine
+  for j = 1, #list, 4 do
+    if #parts >= PENDING_HOLDERS then break end
+    local stored = list[j + 2]
+    if stored + PENDING_MS <= now then break end
+    if list[j + 1] ~= engine then
+      if own and stored < mine then
+        parts[#parts + 1] = own
+        own = nil
+        if #parts >= PENDING_HOLDERS then break end
+      end
+      parts[#parts + 1] = list[j]
+      if stored > last then last = stored end
+    end
+  end
+  if own and #parts < PENDING_HOLDERS then parts[#parts + 1] = own end
+  return table.concat(parts, ','), last
+end
+
+-- Keeps the pending prefixes bounded: expired block hashes swept (at most SWEEP a call), then past
+-- PENDING_CAP the soonest to expire; both keys live until the latest holder expires (`ttl`): a TTL
+-- is set when there is none (NX) and otherwise only ever extended (GT), so a placement ready sooner
+-- does not cut a later one short.
+local function trim_pending(key, by_time, now, ttl)
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', by_time, '-inf', '(' .. now, 'LIMIT', 0, SWEEP)) do
+    redis.call('HDEL', key, old)
+    redis.call('ZREM', by_time, old)
+  end
+  local over = redis.call('ZCARD', by_time) - PENDING_CAP
+  if over > 0 then
+    for _, old in ipairs(redis.call('ZRANGE', by_time, 0, over - 1)) do
+      redis.call('HDEL', key, old)
+      redis.call('ZREM', by_time, old)
+    end
+  end
+  for _, k in ipairs({key, by_time}) do
+    redis.call('PEXPIRE', k, ttl, 'NX')
+    redis.call('PEXPIRE', k, ttl, 'GT')
+  end
+end
+
+-- Records that `engine` will hold the prompt's sampled prefixes from `ready` on (h.sampled: the
+-- prompt's hashes at the sampled positions h.at). A holder leaves PENDING_MS after it is ready, a
+-- block hash keeps PENDING_HOLDERS, the hash PENDING_CAP block hashes. The first `held` blocks the
+-- engine holds already (the run the placement matched there): they are ready now, only the blocks
+-- the placement brings wait for its prefill. (Marking the whole prompt as still being computed hid
+-- a burst's holder from the next requests, which went cold elsewhere: run 10.)
+local function pend(h, engine, ready, held)
+  local key, now = h.res .. RES_KEY.pending, h.now
+  local epoch = h.engines[engine].epoch_number
+  local epoch36 = to36(epoch)
+  -- Each position's ready_ms is mostly one of two times (now, or when the prefill is done): turned
+  -- into base 36 once each (to36 is ~2 µs, a tenth of the record's cost when done per position).
+  local text36 = {}
+  -- The pick read and parsed these fields already when it matched them (nothing writes between).
+  local lists = h.pending_entries or pending_entries(redis.call('HMGET', key, unpack(h.sampled)))
+  -- Every field in one HSET and one ZADD (the same end state as a write per field, a tenth of the calls).
+  local values, scores = {}, {}
+  for i, field in ipairs(h.sampled) do
+    local mine = ready_with_copy(lists[i], engine, epoch, h.at[i] <= held and now or ready, now)
+    local mine36 = text36[mine]
+    if not mine36 then
+      mine36 = to36(mine)
+      text36[mine] = mine36
+    end
+    local text, last = pending_field(lists[i], engine, engine .. '=' .. mine36 .. '.' .. epoch36, mine, now)
+    values[#values + 1] = field
+    values[#values + 1] = text
+    scores[#scores + 1] = last + PENDING_MS
+    scores[#scores + 1] = field
+  end
+  redis.call('HSET', key, unpack(values))
+  redis.call('ZADD', h.res .. RES_KEY.pending_by_time, unpack(scores))
+  trim_pending(key, h.res .. RES_KEY.pending_by_time, now, ready - now + PENDING_MS)
+end
+
+-- The runs pending placements bring (see PENDING_MS), merged into the view's match: an engine's run
+-- is the longer of the two; a pending run is taken as certain (confidence 1). h.sampled holds the
+-- prompt's hashes at the sampled positions `at`. Engines a placed copy is still being computed on
+-- go in h.warming (engine -> run).
+local function match_pending(h, at, depth, conf)
+  h.warming = {}
+  if not h.sampled or #h.sampled == 0 then return depth, conf end
+  local lists = pending_entries(redis.call('HMGET', h.res .. RES_KEY.pending, unpack(h.sampled)))
+  h.pending_entries = lists
+  for i = #lists, 1, -1 do
+    local list = lists[i]
+    for j = 1, #list, 4 do
+      local id, ready = list[j + 1], list[j + 2]
+      local e = h.engines[id]
+      local current = e and list[j + 3] == e.epoch_number
+      if current and ready <= h.now and h.now < ready + PENDING_MS and at[i] > (depth[id] or 0) then
+        depth[id] = at[i]
+        conf[id] = 1
+      elseif current and ready > h.now and at[i] > (depth[id] or 0) and at[i] > (h.warming[id] or 0) then
+        -- Still computing blocks it does not hold: a copy on its way there.
+        h.warming[id] = at[i]
+      end
+    end
+  end
+  return depth, conf
+end
+
