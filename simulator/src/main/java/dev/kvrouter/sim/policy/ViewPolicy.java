@@ -155,10 +155,13 @@ public final class ViewPolicy implements Policy {
         if (reason == null) {
             return RouteReason.UNKNOWN;
         }
+        if (reason.equals(RouteReason.NO_VIEW.name())) {
+            return RouteReason.FALLBACK_LOAD_ONLY; // the client placed it on load alone
+        }
         try {
             return RouteReason.valueOf(reason);
         } catch (IllegalArgumentException e) {
-            return RouteReason.FALLBACK_LOAD_ONLY; // NO_VIEW and anything newer than this enum
+            return RouteReason.FALLBACK_LOAD_ONLY; // a reason newer than this enum
         }
     }
 
