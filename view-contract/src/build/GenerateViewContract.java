@@ -224,10 +224,8 @@ public final class GenerateViewContract {
         StringBuilder l = new StringBuilder();
         l.append("-- The view's contract, generated from kvr-view.yaml (view-contract/src/main/resources): edit the YAML.\n");
         l.append("local LAYOUT = ").append(c.layout()).append("\n");
-        l.append("-- A table of names that refuses a name it does not have (a typo fails at once, not as nil).\n");
-        l.append("local function names(t, what)\n");
-        l.append("  return setmetatable(t, {__index = function(_, k) error('no ' .. what .. ' ' .. tostring(k), 2) end})\n");
-        l.append("end\n");
+        // Plain tables: FUNCTION LOAD runs the library's top level without setmetatable (a typo reads as nil, which the
+        // library's tests and scripts/pick-diff.sh catch).
         appendLuaTable(l, "KEY", "key", c.section("keys"), e -> luaString(e.field("key")));
         appendLuaTable(l, "RES_KEY", "reservation key", c.section("reservation_keys"), e -> luaString(e.field("suffix")));
         appendLuaTable(l, "META_DEFAULT", "meta default", c.section("meta").stream().filter(e -> defaultOf(e) != null).toList(),
@@ -243,11 +241,11 @@ public final class GenerateViewContract {
 
     private static void appendLuaTable(StringBuilder l, String name, String what, List<Entry> entries,
                                        java.util.function.Function<Entry, String> value) {
-        l.append("local ").append(name).append(" = names({\n");
+        l.append("local ").append(name).append(" = { -- ").append(what).append("s\n");
         for (Entry e : entries) {
             l.append("  ").append(e.name()).append(" = ").append(value.apply(e)).append(",\n");
         }
-        l.append("}, '").append(what).append("')\n");
+        l.append("}\n");
     }
 
     static String library(Contract c, Path luaDir) throws IOException {

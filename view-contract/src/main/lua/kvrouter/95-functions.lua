@@ -96,20 +96,22 @@ local function place(keys, args)
   return result
 end
 
--- keys (found from the one key kvr_done takes): engines, reservations; ARGV: request ids. The
+-- keys (found from the one key kvr_done takes): engines, reservations, meta; ARGV: request ids. The
 -- requests are done (or were never sent): their reservations leave, and a request its engine's last
 -- load report counted is one less there until the engine reports again; a request still held leaves
 -- the waiting room. Returns how many reservations there were.
 local function done(keys, args)
-  if #keys ~= 2 then return redis.error_reply(string.format('ERR kvr_done: expected 2 keys, got %d', #keys)) end
+  if #keys ~= 2 and #keys ~= 3 then return redis.error_reply(string.format('ERR kvr_done: expected 3 keys, got %d', #keys)) end
   for i = 1, #args do
     if #args[i] > MAX_ID then return redis.error_reply('ERR kvr_done: a request id is over ' .. MAX_ID .. ' characters: ' .. shown(args[i])) end
   end
   local engines_key, res = keys[1], keys[2]
   local now = now_ms()
   local released = 0
-  -- Claimed before anything is written (see kept_counts); the TTL is the default's, as no meta is read.
-  kept_counts(res, true, META_DEFAULT.reservation_ttl_ms)
+  -- Claimed before anything is written (see kept_counts), for the view's reservation TTL (the
+  -- default's without a meta key).
+  local ttl = keys[3] and tonumber(redis.call('HGET', keys[3], 'reservation_ttl_ms'))
+  kept_counts(res, true, ttl or META_DEFAULT.reservation_ttl_ms)
   for i = 1, #args do
     unhold(res, args[i])
     local v = redis.call('HGET', res, args[i])
@@ -205,7 +207,7 @@ end}
 redis.register_function{function_name = 'kvr_done', callback = function(keys, args)
   local prefix, wrong = view_prefix('kvr_done', keys)
   if not prefix then return redis.error_reply(wrong) end
-  return done({prefix .. KEY.engines, keys[1]}, args)
+  return done({prefix .. KEY.engines, keys[1], prefix .. KEY.meta}, args)
 end}
 redis.register_function{function_name = 'kvr_holding', callback = function(keys, args)
   local _, wrong = view_prefix('kvr_holding', keys)

@@ -1150,12 +1150,14 @@ class PickFunctionITCase {
 
     @Test
     void aReservationCountedByEarlierPicksStopsCountingOnceItsKeyExpires(StackAddresses stack) throws InterruptedException {
-        // The functions keep each engine's count of reservations between calls (kvrouter.lua,
+        // The functions keep each engine's count of reservations between calls (the library's
         // kept_counts); a count kept from before the engine's reservation key expired would still
         // count the expired reservation. The kept counts are claimed first by a call that outlives the
-        // reservation (kvr_done's claim lasts the default 60 s), so only the key's own expiry ends it.
-        redis.hset(layout.metaKey(), "reservation_ttl_ms", "3000");
+        // reservation (kvr_done's claim lasts the view's reservation TTL, here still the default 60 s),
+        // so only the key's own expiry ends it.
         assertThat(router.done("never-placed")).isFalse();
+        assertThat(redis.pttl(layout.reservationsKey() + ":kept-by")).isGreaterThan(50_000L);
+        redis.hset(layout.metaKey(), "reservation_ttl_ms", "3000");
         try (KvRouterClient observer = new KvRouterClient(options(stack.redisUrl()).observing())) {
             assertThat(pick(router, chain, null, "c1").engineId()).isEqualTo("e3");
             assertThat(pick(observer, chain).engineId()).as("e1 1, e2 2, e3 1 (reserved): the lower id").isEqualTo("e1");
@@ -1165,6 +1167,15 @@ class PickFunctionITCase {
             assertThat(redis.exists(layout.engineReservationsKey("e3"))).as("expired").isZero();
             assertThat(pick(observer, chain).engineId()).as("the expired reservation no longer counts on e3").isEqualTo("e3");
         }
+    }
+
+    @Test
+    void kvrDoneClaimsTheKeptCountsForTheViewsReservationTtl() {
+        // What the functions keep between calls lives as long as a reservation (kept-by's expiry): the
+        // view's reservation_ttl_ms, for kvr_done as for a placement.
+        redis.hset(layout.metaKey(), "reservation_ttl_ms", "4000");
+        assertThat(router.done("never-placed")).isFalse();
+        assertThat(redis.pttl(layout.reservationsKey() + ":kept-by")).isBetween(1L, 4_000L);
     }
 
     @Test
