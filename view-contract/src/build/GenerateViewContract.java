@@ -29,8 +29,8 @@ public final class GenerateViewContract {
     private static final Pattern TOP = Pattern.compile("^([a-z_]+):\\s*(.*)$");
     private static final Pattern ITEM = Pattern.compile("^  - name: ([A-Za-z_][A-Za-z0-9_]*)\\s*$");
     private static final Pattern FIELD = Pattern.compile("^    ([a-z_]+): (.+)$");
-    private static final List<String> SECTIONS = List.of("functions", "keys", "reservation_keys", "meta", "engine_fields", "answer",
-            "pick_constants", "outcomes", "reasons");
+    private static final List<String> SECTIONS = List.of("functions", "keys", "reservation_keys", "meta", "engine_fields",
+            "engine_statuses", "answer", "pick_constants", "outcomes", "reasons");
 
     /** One entry of a section: its name and fields (description, default, key, suffix), in file order. */
     record Entry(String name, Map<String, String> fields) {
@@ -131,6 +131,15 @@ public final class GenerateViewContract {
         return d == null || d.equals("none") ? null : d;
     }
 
+    /** A yes/no field, refused when it is anything else. */
+    private static boolean yes(Entry e, String field) {
+        String v = e.field(field);
+        if (!"yes".equals(v) && !"no".equals(v)) {
+            throw new IllegalStateException(e.name() + ": '" + field + "' must be yes or no, got " + v);
+        }
+        return v.equals("yes");
+    }
+
     private static boolean numeric(String v) {
         return v.matches("-?[0-9]+(\\.[0-9]+)?");
     }
@@ -190,6 +199,29 @@ public final class GenerateViewContract {
             j.append("        public static final int ").append(engine.get(i).constant()).append(" = ").append(i).append(";\n");
         }
         j.append("        /** How many fields an entry has at most. */\n        public static final int COUNT = ").append(engine.size()).append(";\n");
+        j.append("    }\n\n    /** An engine entry's status. A status not listed takes requests. */\n    public enum EngineStatus {\n");
+        List<Entry> statuses = c.section("engine_statuses");
+        for (int i = 0; i < statuses.size(); i++) {
+            Entry e = statuses.get(i);
+            j.append(comment("        ", e.field("description")));
+            j.append("        ").append(e.name()).append('(').append(yes(e, "takes_requests")).append(", ").append(yes(e, "gone")).append(')')
+                    .append(i + 1 < statuses.size() ? ",\n" : ";\n\n");
+        }
+        j.append("        private final boolean takesRequests;\n        private final boolean gone;\n\n");
+        j.append("        EngineStatus(boolean takesRequests, boolean gone) {\n            this.takesRequests = takesRequests;\n");
+        j.append("            this.gone = gone;\n        }\n\n");
+        j.append("        /** Whether a pick may send the engine new requests. */\n");
+        j.append("        public boolean takesRequests() {\n            return takesRequests;\n        }\n\n");
+        j.append("        /** Whether the entry stands for an engine that is gone (its holder entries are void). */\n");
+        j.append("        public boolean gone() {\n            return gone;\n        }\n\n");
+        j.append("        /** Whether an entry of this status takes requests (a status not listed does). */\n");
+        j.append("        public static boolean takesRequests(String status) {\n");
+        j.append("            for (EngineStatus s : values()) {\n                if (s.name().equals(status)) {\n");
+        j.append("                    return s.takesRequests;\n                }\n            }\n            return true;\n        }\n\n");
+        j.append("        /** Whether an entry of this status stands for an engine that is gone. */\n");
+        j.append("        public static boolean gone(String status) {\n");
+        j.append("            for (EngineStatus s : values()) {\n                if (s.name().equals(status)) {\n");
+        j.append("                    return s.gone;\n                }\n            }\n            return false;\n        }\n");
         j.append("    }\n\n    /** The placement functions' answer: 0-based positions. */\n");
         j.append("    public static final class Answer {\n        private Answer() {}\n\n");
         List<Entry> answer = c.section("answer");
@@ -236,6 +268,8 @@ public final class GenerateViewContract {
         appendLuaTable(l, "OUTCOME", "outcome", c.section("outcomes"), e -> luaString(e.name()));
         appendLuaTable(l, "REASON", "reason", c.section("reasons"), e -> luaString(e.name()));
         l.append("local ENGINE_FIELD_COUNT = ").append(c.section("engine_fields").size()).append("\n");
+        appendLuaTable(l, "ENGINE_STATUS", "engine status", c.section("engine_statuses"),
+                e -> "{takes_requests = " + yes(e, "takes_requests") + ", gone = " + yes(e, "gone") + "}");
         return l.toString();
     }
 

@@ -10,7 +10,7 @@ local function engine_fields(v)
     unsynced = unsynced == '1', load_ms = tonumber(load_ms) or 0,
     -- The ZCOUNT bound for what came after the report, as written (not turned back into text on every pick).
     after_report = '(' .. (tonumber(load_ms) and load_ms or '0'),
-    gone = status == 'DEAD' or status == 'RESTARTED',
+    gone = ENGINE_STATUS[status] ~= nil and ENGINE_STATUS[status].gone,
     decode_only = role == 'DECODE', slots = tonumber(slots) or 0, prefill_rate = tonumber(prefill_rate) or 0,
     slot_ms = tonumber(slot_ms) or 0,
     -- The KV room free at the report, in tokens; nil when the job does not publish it (engine.kv-room).

@@ -15,8 +15,8 @@
 -- Takes no new requests: BUSY, DRAINING, or SUSPECT (silent for a while: it keeps its entries but
 -- gets no new affinity either).
 local function unavailable(e)
-  local status = e.status
-  if status == 'BUSY' or status == 'DRAINING' or status == 'SUSPECT' then return REASON.SPILL_BUSY end
+  local status = ENGINE_STATUS[e.status]
+  if status and not status.takes_requests then return REASON.SPILL_BUSY end
   return nil
 end
 

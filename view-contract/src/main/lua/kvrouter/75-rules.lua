@@ -57,7 +57,7 @@ local function decode_handoff(h, result)
   local best, best_load, fallback, fallback_load = '', math.huge, '', math.huge
   for id, e in pairs(h.decoders) do
     if e.load < fallback_load or (e.load == fallback_load and id < fallback) then fallback, fallback_load = id, e.load end
-    local fit = e.status == 'READY' and not (e.load > h.busy_factor * math.max(h.decode_mean, 1))
+    local fit = not unavailable(e) and not (e.load > h.busy_factor * math.max(h.decode_mean, 1))
     if fit and (e.load < best_load or (e.load == best_load and id < best)) then best, best_load = id, e.load end
   end
   if best == '' then best = fallback end
@@ -153,31 +153,5 @@ local function decide(h, n, class, max_age, match)
     if id then return answer(h, id, runs[id], REASON.REPLICA, string.format('%.4f', conf[id])) end
   end
   return answer(h, least_loaded(h), 0, why)
-end
-
--- An answer with no engine: nothing matched, nothing saved.
-local function no_engine(reason, age)
-  local result = {}
-  result[ANSWER.engine], result[ANSWER.matched_blocks], result[ANSWER.reason], result[ANSWER.view_age_ms] = '', 0, reason, age
-  result[ANSWER.confidence], result[ANSWER.outcome], result[ANSWER.saved_tokens] = '0', OUTCOME.COLD, 0
-  result[ANSWER.saved_usd], result[ANSWER.saved_prefill_ms], result[ANSWER.decode_engine] = '0', '0', ''
-  result[ANSWER.handoff_ms], result[ANSWER.best_match], result[ANSWER.added_wait_ms] = '0', 0, '0'
-  return result
-end
-
--- No view (no meta key): the caller routes on its own.
-local NO_VIEW = no_engine(REASON.NO_VIEW, -1)
-
--- The answer to a request told to wait: no engine, reason HOLD; it asks again.
-local function hold_answer(h)
-  return no_engine(REASON.HOLD, h.age)
-end
-
--- Whether a request offered to wait (hold_ms, '' or 0: never) must: only with a request id to
--- place it under, and on a fresh view (a stale one's loads say nothing of free slots).
-local function held(h, request, hold_ms, max_age)
-  hold_ms = tonumber(hold_ms) or 0
-  if hold_ms <= 0 or request == '' or h.age > max_age then return false end
-  return hold(h, request, hold_ms)
 end
 

@@ -5,6 +5,7 @@ import dev.kvrouter.contract.EngineEntry;
 import dev.kvrouter.contract.RedisSecurity;
 import dev.kvrouter.contract.ViewConnection;
 import dev.kvrouter.contract.ViewContract.Answer;
+import dev.kvrouter.contract.ViewContract.EngineStatus;
 import dev.kvrouter.contract.ViewContract.Reason;
 import dev.kvrouter.contract.ViewLayout;
 import io.lettuce.core.RedisException;
@@ -601,14 +602,22 @@ public final class KvRouterClient implements AutoCloseable {
         lastEngines.forEach((id, v) -> live.add(Map.entry(id, EngineEntry.decode(v)))); // one copy: the snapshot may change
         Comparator<Map.Entry<String, EngineEntry>> byLoad =
                 Comparator.<Map.Entry<String, EngineEntry>>comparingInt(e -> e.getValue().load()).thenComparing(Map.Entry::getKey);
-        // Under disaggregated serving the decode pool is named too; the hand-off is not priced here.
-        PickPolicy.Handoff handoff = live.stream().filter(e -> e.getValue().decodeOnly() && !"DRAINING".equals(e.getValue().status()))
-                .min(byLoad).map(e -> new PickPolicy.Handoff(e.getKey(), 0)).orElse(PickPolicy.Handoff.NONE);
-        return live.stream()
-                .filter(e -> !"DRAINING".equals(e.getValue().status()) && !e.getValue().decodeOnly() && !avoid.contains(e.getKey()))
-                .min(byLoad)
-                .map(e -> new Pick(e.getKey(), 0, "FALLBACK_LOAD_ONLY", -1, 0, answered, PickPolicy.Saving.NONE, handoff, 0, null))
+        live.removeIf(e -> EngineStatus.gone(e.getValue().status()) || avoid.contains(e.getKey()));
+        // As the library places on load alone: the least loaded engine whose status takes requests (the view's
+        // contract), else the least loaded of all. Under disaggregated serving the decode pool is named too; the
+        // hand-off is not priced here.
+        PickPolicy.Handoff handoff = leastLoadedOf(live.stream().filter(e -> e.getValue().decodeOnly()).toList(), byLoad)
+                .map(e -> new PickPolicy.Handoff(e.getKey(), 0)).orElse(PickPolicy.Handoff.NONE);
+        return leastLoadedOf(live.stream().filter(e -> !e.getValue().decodeOnly()).toList(), byLoad)
+                .map(e -> new Pick(e.getKey(), 0, Reason.FALLBACK_LOAD_ONLY.name(), -1, 0, answered, PickPolicy.Saving.NONE, handoff, 0, null))
                 .orElseGet(() -> fallbackEngine(answered, requestId, avoid));
+    }
+
+    /** The least loaded of the engines whose status takes requests, else of all of them. */
+    private static java.util.Optional<Map.Entry<String, EngineEntry>> leastLoadedOf(List<Map.Entry<String, EngineEntry>> engines,
+                                                                                 Comparator<Map.Entry<String, EngineEntry>> byLoad) {
+        return engines.stream().filter(e -> EngineStatus.takesRequests(e.getValue().status())).min(byLoad)
+                .or(() -> engines.stream().min(byLoad));
     }
 
     /**
@@ -621,8 +630,9 @@ public final class KvRouterClient implements AutoCloseable {
             if (requestId != null) {
                 ownCounts.started(requestId, e);
             }
-            return new Pick(e, 0, "FALLBACK_LOAD_ONLY", -1, 0, source, PickPolicy.Saving.NONE, PickPolicy.Handoff.NONE, 0, requestId);
-        }).orElse(new Pick("", 0, "NO_VIEW", -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));
+            return new Pick(e, 0, Reason.FALLBACK_LOAD_ONLY.name(), -1, 0, source, PickPolicy.Saving.NONE, PickPolicy.Handoff.NONE, 0,
+                    requestId);
+        }).orElse(new Pick("", 0, Reason.NO_VIEW.name(), -1, 0, Source.NO_ENGINE, PickPolicy.Saving.NONE));
     }
 
     @Override

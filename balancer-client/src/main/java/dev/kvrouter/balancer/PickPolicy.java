@@ -159,7 +159,7 @@ public final class PickPolicy {
 
     /** Confidence of one holder entry, 0 when it does not count (old epoch, below the floor). */
     private static double confidence(EngineEntry e, long[] storedAndEpoch, long now, double floor, double horizon) {
-        if (storedAndEpoch[1] != e.epoch() || "DEAD".equals(e.status()) || "RESTARTED".equals(e.status())) {
+        if (storedAndEpoch[1] != e.epoch() || ViewContract.EngineStatus.gone(e.status())) {
             return 0;
         }
         double age = (double) (now - storedAndEpoch[0]) / e.tauMs();

@@ -40,7 +40,7 @@ local function hold(h, request, hold_ms)
   local free, taking = 0, false
   for _, e in pairs(h.engines) do
     if e.slots == 0 then return false end
-    if e.status ~= 'BUSY' and e.status ~= 'DRAINING' and e.status ~= 'SUSPECT' then
+    if not unavailable(e) then
       taking = true
       free = free + math.max(0, e.slots - e.load)
     end
@@ -56,5 +56,31 @@ local function hold(h, request, hold_ms)
   redis.call('PEXPIRE', key, h.res_ttl)
   redis.call('PEXPIRE', seen, h.res_ttl)
   return true
+end
+
+-- An answer with no engine: nothing matched, nothing saved.
+local function no_engine(reason, age)
+  local result = {}
+  result[ANSWER.engine], result[ANSWER.matched_blocks], result[ANSWER.reason], result[ANSWER.view_age_ms] = '', 0, reason, age
+  result[ANSWER.confidence], result[ANSWER.outcome], result[ANSWER.saved_tokens] = '0', OUTCOME.COLD, 0
+  result[ANSWER.saved_usd], result[ANSWER.saved_prefill_ms], result[ANSWER.decode_engine] = '0', '0', ''
+  result[ANSWER.handoff_ms], result[ANSWER.best_match], result[ANSWER.added_wait_ms] = '0', 0, '0'
+  return result
+end
+
+-- No view (no meta key): the caller routes on its own.
+local NO_VIEW = no_engine(REASON.NO_VIEW, -1)
+
+-- The answer to a request told to wait: no engine, reason HOLD; it asks again.
+local function hold_answer(h)
+  return no_engine(REASON.HOLD, h.age)
+end
+
+-- Whether a request offered to wait (hold_ms, '' or 0: never) must: only with a request id to
+-- place it under, and on a fresh view (a stale one's loads say nothing of free slots).
+local function held(h, request, hold_ms, max_age)
+  hold_ms = tonumber(hold_ms) or 0
+  if hold_ms <= 0 or request == '' or h.age > max_age then return false end
+  return hold(h, request, hold_ms)
 end
 
