@@ -69,8 +69,10 @@ local function added_wait(h, id)
 end
 
 -- On load alone (a view too old to trust, no prompt, no prefill rate, or no engine the cost may
--- choose): the least loaded engine no filter refuses, else the least loaded not overloaded (the
--- client cap given up), else the least loaded live engine; '' with none.
+-- choose): the least loaded engine that takes requests (the contract's engine statuses) and is under
+-- the client cap, else the least loaded that takes requests, else the least loaded live engine; ''
+-- with none. The Java client's fallback from its own copy of the engine table (Redis away, no view)
+-- is the same rule (KvRouterClient.leastLoaded; LoadOnlyFallbackITCase runs both on the same cases).
 local function lowest_load(h, skip)
   local best, best_load = '', math.huge
   for id, e in pairs(h.engines) do
@@ -78,9 +80,15 @@ local function lowest_load(h, skip)
   end
   return best
 end
+local function taking_no_requests(h, id)
+  return unavailable(h.engines[id])
+end
+local function taking_none_or_capped(h, id)
+  return unavailable(h.engines[id]) or over_client_cap(h, id)
+end
 local function least_loaded(h)
-  local best = lowest_load(h, refused)
-  if best == '' then best = lowest_load(h, overloaded) end
+  local best = lowest_load(h, taking_none_or_capped)
+  if best == '' then best = lowest_load(h, taking_no_requests) end
   if best == '' then best = lowest_load(h) end
   return best
 end
