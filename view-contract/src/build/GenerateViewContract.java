@@ -193,12 +193,9 @@ public final class GenerateViewContract {
         }
         j.append("    }\n\n    /** An engine entry's fields: their 0-based positions in the '|'-joined value. */\n");
         j.append("    public static final class EngineFields {\n        private EngineFields() {}\n\n");
-        List<Entry> engine = c.section("engine_fields");
-        for (int i = 0; i < engine.size(); i++) {
-            j.append(comment("        ", engine.get(i).field("description")));
-            j.append("        public static final int ").append(engine.get(i).constant()).append(" = ").append(i).append(";\n");
-        }
-        j.append("        /** How many fields an entry has at most. */\n        public static final int COUNT = ").append(engine.size()).append(";\n");
+        appendPositions(j, c.section("engine_fields"));
+        j.append("        /** How many fields an entry has at most. */\n        public static final int COUNT = ")
+                .append(c.section("engine_fields").size()).append(";\n");
         j.append("    }\n\n    /** An engine entry's status. A status not listed takes requests. */\n    public enum EngineStatus {\n");
         List<Entry> statuses = c.section("engine_statuses");
         for (int i = 0; i < statuses.size(); i++) {
@@ -224,12 +221,9 @@ public final class GenerateViewContract {
         j.append("                    return s.gone;\n                }\n            }\n            return false;\n        }\n");
         j.append("    }\n\n    /** The placement functions' answer: 0-based positions. */\n");
         j.append("    public static final class Answer {\n        private Answer() {}\n\n");
-        List<Entry> answer = c.section("answer");
-        for (int i = 0; i < answer.size(); i++) {
-            j.append(comment("        ", answer.get(i).field("description")));
-            j.append("        public static final int ").append(answer.get(i).constant()).append(" = ").append(i).append(";\n");
-        }
-        j.append("        /** How many values an answer has. */\n        public static final int SIZE = ").append(answer.size()).append(";\n");
+        appendPositions(j, c.section("answer"));
+        j.append("        /** How many values an answer has. */\n        public static final int SIZE = ").append(c.section("answer").size())
+                .append(";\n");
         j.append("    }\n\n    /** Figures of the pick another side models too. */\n");
         j.append("    public static final class PickConstants {\n        private PickConstants() {}\n\n");
         for (Entry e : c.section("pick_constants")) {
@@ -242,6 +236,14 @@ public final class GenerateViewContract {
         appendEnum(j, c.section("reasons"));
         j.append("    }\n}\n");
         return j.toString();
+    }
+
+    /** One int constant an entry: its 0-based position. */
+    private static void appendPositions(StringBuilder j, List<Entry> entries) {
+        for (int i = 0; i < entries.size(); i++) {
+            j.append(comment("        ", entries.get(i).field("description")));
+            j.append("        public static final int ").append(entries.get(i).constant()).append(" = ").append(i).append(";\n");
+        }
     }
 
     private static void appendEnum(StringBuilder j, List<Entry> entries) {

@@ -38,19 +38,25 @@ local function soonest(h, runs)
   return best
 end
 
+-- Whether engine `id` at cost `c` goes before `best` at `best_cost` (none yet: it does) by cost alone,
+-- exact ties by the lower load, then the id.
+local function cheaper(h, id, c, best, best_cost)
+  if not best or c < best_cost then return true end
+  if c ~= best_cost then return false end
+  local load, best_load = h.engines[id].load, h.engines[best].load
+  return load < best_load or (load == best_load and id < best)
+end
+
 -- The engine the request would go to with nobody's cache counted (the least cost over the whole
--- prompt; ties: the lower load, then the id), or false: what the added wait is measured from.
+-- prompt), or false: what the added wait is measured from.
 local NO_RUNS = {}
 local function blind(h)
   if h.blind == nil then
     local best, best_cost = false, nil
-    for id, e in pairs(h.engines) do
+    for id in pairs(h.engines) do
       if not refused(h, id) then
         local u = cost(h, id, NO_RUNS)
-        local b = best and h.engines[best]
-        if not best or u < best_cost or (u == best_cost and (e.load < b.load or (e.load == b.load and id < best))) then
-          best, best_cost = id, u
-        end
+        if cheaper(h, id, u, best, best_cost) then best, best_cost = id, u end
       end
     end
     h.blind = best

@@ -7,17 +7,14 @@
 -- holder and the burst spreads there. Other clients' prompts (a conversation's next turn) are never
 -- copied this way.
 -- The spare: an engine that holds none of the prompt, has no prefill queued and, slots known, at
--- least SPARE_FREE of them free; the least cost, then the lower load and id.
+-- least SPARE_FREE of them free; the cheapest.
 local function spare_engine(h)
   local spare, spare_cost
   for id, e in pairs(h.engines) do
     if not h.runs[id] and (h.backlog[id] or 0) == 0 and (e.slots == 0 or e.slots - e.load >= SPARE_FREE * e.slots)
         and not refused(h, id) then
       local c = cost(h, id, h.runs)
-      local s = spare and h.engines[spare]
-      if not spare or c < spare_cost or (c == spare_cost and (e.load < s.load or (e.load == s.load and id < spare))) then
-        spare, spare_cost = id, c
-      end
+      if cheaper(h, id, c, spare, spare_cost) then spare, spare_cost = id, c end
     end
   end
   return spare
