@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  * other slots than the engine table: the prompt's match against the view (each holder's run of
  * blocks from the first, and its confidence), exactly as {@code kvr_pick} computes it. The
  * placement itself is always made in Redis ({@code kvr_place}), so every rule of it lives once, in
- * kvrouter.lua; PickFunctionITCase runs every case through both paths.
+ * the view's function library; PickFunctionITCase runs every case through both paths.
  */
 public final class PickPolicy {
 

@@ -232,8 +232,7 @@ public final class ViewLayout {
         out.append(digits, at, digits.length - at);
     }
 
-    /** The Lua function library, as loaded into Redis. */
-    /** The revision of the library this jar carries ({@code local REVISION = N} in kvrouter.lua). */
+    /** The revision of the library this jar carries ({@code local REVISION = N}, src/main/lua/kvrouter/00-library.lua). */
     public static int libraryRevision() {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^local REVISION = (\\d+)$").matcher(functionLibrary());
         if (!m.find()) {
@@ -242,6 +241,7 @@ public final class ViewLayout {
         return Integer.parseInt(m.group(1));
     }
 
+    /** The Lua function library, as loaded into Redis (joined at build: the contract's head, then src/main/lua/kvrouter). */
     public static String functionLibrary() {
         return resource("kvrouter.lua");
     }
