@@ -55,8 +55,8 @@ public final class KvRouterClient implements AutoCloseable {
     /**
      * @param engineId         the engine to send the request to; empty when no engine is known at all
      * @param matchedBlocks    canonical blocks of the prompt the engine is expected to hold
-     * @param reason           AFFINITY, REPLICA, SPILL_HOT, SPILL_BUSY, SPILL_CLIENT_CAP, COLD, NO_AFFINITY_CLASS,
-     *                         FALLBACK_LOAD_ONLY, NO_VIEW, or HOLD ({@link #held()})
+     * @param reason           one of the view's reasons ({@link dev.kvrouter.contract.ViewContract.Reason}); HOLD:
+     *                         {@link #held()}
      * @param viewAgeMs        age of the view at the pick; -1 when there was none
      * @param confidence       confidence that the matched blocks are still there, 0..1
      * @param saving           the cost view: expected outcome, what it saves and the wait it adds
