@@ -25,9 +25,16 @@ final class PrivateViewRedis implements AutoCloseable {
         RedisURI uri = RedisURI.create(server.url());
         uri.setTimeout(Duration.ofSeconds(2)); // a call that hangs fails the test rather than waits
         client = RedisClient.create(uri);
-        connection = client.connect();
-        redis = connection.sync();
-        redis.functionLoad(ViewLayout.functionLibrary(), true);
+        try {
+            connection = client.connect();
+            redis = connection.sync();
+            redis.functionLoad(ViewLayout.functionLibrary(), true);
+        } catch (RuntimeException e) {
+            // Nobody gets this object to close: a library Redis refuses must not leave the server running.
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            server.close();
+            throw e;
+        }
     }
 
     String url() {
