@@ -67,7 +67,8 @@ class LibraryStagesITCase {
             String prefix = "stage-" + stage + ":";
             List<Object> failures = view.redis.eval(script, ScriptOutputType.MULTI, new String[0], prefix);
             assertThat(failures).as("%s: the checks that failed", stage).isEmpty();
-            assertThat(view.redis.keys(prefix + "*")).as("nothing left behind").allSatisfy(k -> view.redis.del(k));
+            // The keys a stage's cases wrote (the rules' class switch), so the next stage starts from an empty prefix.
+            view.redis.keys(prefix + "*").forEach(view.redis::del);
         }));
     }
 }
