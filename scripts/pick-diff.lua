@@ -62,7 +62,7 @@ local function answer_text(r)
   if type(r) ~= 'table' then return tostring(r) end
   if r.err then return 'error: ' .. r.err end
   local parts = {}
-  for i, v in ipairs(r) do parts[i] = tostring(v) end
+  for i, v in ipairs(r) do parts[i] = FAMILY[tostring(v)] or tostring(v) end
   return table.concat(parts, ' | ')
 end
 local function hex16() return string.format('%04x%04x%04x%04x', math.random(0, 65535), math.random(0, 65535),

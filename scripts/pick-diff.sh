@@ -3,7 +3,9 @@
 # side by side on random views, reservation histories and calls (kvr_pick reserving and not,
 # kvr_place, kvr_done), each call from the same state under the same clock, their answers and every
 # key they leave compared (scripts/pick-diff.lua). Prints the number of calls compared, or the first
-# difference (the case, the call, the answer or key that differs).
+# difference (the case, the call, the answer or key that differs). Reasons are compared by family
+# (kvr-view.yaml: SPILL_QUEUE as SPILL_BUSY, BURST_COPY as SPILL_HOT), so a library that refines a
+# reason compares equal to one that gave its family; EXACT_REASONS=1 compares them as answered.
 #
 #   . <(./kvr stack env)                                   # a running stack (or any REDIS_URL without a password)
 #   scripts/pick-diff.sh <git revision>                   # that revision's library against the working copy's
@@ -35,8 +37,19 @@ wrap() {
   echo "return {pick = pick_with, place = place, done = done, to36 = to36}"
   echo "end"
 }
+# The contract's refined reasons and their families, as a Lua table (empty with EXACT_REASONS=1).
+families() {
+  echo "local FAMILY = {"
+  if [ -z "${EXACT_REASONS:-}" ]; then
+    awk '/^reasons:/ {in_reasons = 1; next} /^[a-z_]+:/ {in_reasons = 0}
+         in_reasons && /^  - name: / {name = $3} in_reasons && /^    family: / {print "  " name " = \"" $2 "\","}' \
+      "$ROOT/view-contract/src/main/resources/kvr-view.yaml"
+  fi
+  echo "}"
+}
 {
   echo "local CLOCK = {now = 0}"
+  families
   wrap library_a "$other"
   wrap library_b "$mine"
   cat "$ROOT/scripts/pick-diff.lua"

@@ -118,6 +118,14 @@ public final class GenerateViewContract {
                 }
             }
         }
+        for (Entry e : sections.get("reasons")) {
+            String family = e.field("family");
+            Entry parent = family == null ? null : sections.get("reasons").stream().filter(r -> r.name().equals(family)).findFirst().orElse(null);
+            if (family != null && (parent == null || parent.field("family") != null)) {
+                throw new IllegalStateException(yaml + ": reason '" + e.name() + "' has family '" + family
+                        + "', which is not a reason without a family of its own");
+            }
+        }
         return new Contract(layout, sections);
     }
 
@@ -233,7 +241,21 @@ public final class GenerateViewContract {
         j.append("    }\n\n    /** What a placement is expected to save. */\n    public enum Outcome {\n");
         appendEnum(j, c.section("outcomes"));
         j.append("    }\n\n    /** Why a placement went where it did. */\n    public enum Reason {\n");
-        appendEnum(j, c.section("reasons"));
+        List<Entry> reasons = c.section("reasons");
+        for (int i = 0; i < reasons.size(); i++) {
+            Entry e = reasons.get(i);
+            j.append(comment("        ", e.field("description")));
+            j.append("        ").append(e.name()).append('(').append(e.field("family") == null ? "null" : '"' + e.field("family") + '"').append(')')
+                    .append(i + 1 < reasons.size() ? ",\n" : ";\n\n");
+        }
+        j.append("        private final String family;\n\n");
+        j.append("        Reason(String family) {\n            this.family = family;\n        }\n\n");
+        j.append("        /** The reason decisions and dashboards carry for this one: the older, coarser reason it refines, or itself. */\n");
+        j.append("        public Reason family() {\n            return family == null ? this : valueOf(family);\n        }\n\n");
+        j.append("        /** The reason of this name, or null for a name this contract does not know (a later library's). */\n");
+        j.append("        public static Reason named(String name) {\n");
+        j.append("            for (Reason r : values()) {\n                if (r.name().equals(name)) {\n");
+        j.append("                    return r;\n                }\n            }\n            return null;\n        }\n");
         j.append("    }\n}\n");
         return j.toString();
     }

@@ -2,7 +2,7 @@
 
 -- unavailable: BUSY, DRAINING and SUSPECT take no new requests.
 for _, status in ipairs({'BUSY', 'DRAINING', 'SUSPECT'}) do
-  eq(unavailable(engine({status = status})), REASON.SPILL_BUSY, 'unavailable ' .. status)
+  eq(unavailable(engine({status = status})), REASON.SPILL_UNAVAILABLE, 'unavailable ' .. status)
 end
 eq(unavailable(engine()), nil, 'unavailable READY')
 
@@ -12,7 +12,7 @@ eq(overloaded(h, 'e1'), nil, 'a full, hot engine that the cost can price')
 
 -- full: unpriced (slot time not learned), every slot taken while another engine has one free.
 h = head({engines = {e1 = engine({slot_ms = 0, load = 8})}, mean = 8, free_slots = true})
-eq(overloaded(h, 'e1'), REASON.SPILL_BUSY, 'full while another has a slot')
+eq(overloaded(h, 'e1'), REASON.SPILL_FULL, 'full while another has a slot')
 h.free_slots = false
 eq(overloaded(h, 'e1'), nil, 'full while every engine is full')
 
@@ -38,9 +38,9 @@ eq(over_client_cap(h, 'e1'), nil, 'no client')
 
 -- refused: the first filter's reason, worked out once an engine a pick.
 h = head({engines = {e1 = engine({status = 'BUSY'}), e2 = engine()}, client = 'c', client_total = 9, inflight = {e2 = 9}})
-eq(refused(h, 'e1'), REASON.SPILL_BUSY, 'refused: unavailable first')
+eq(refused(h, 'e1'), REASON.SPILL_UNAVAILABLE, 'refused: unavailable first')
 eq(refused(h, 'e2'), REASON.SPILL_CLIENT_CAP, 'refused: the client cap')
 h.engines.e1.status = 'READY'
-eq(refused(h, 'e1'), REASON.SPILL_BUSY, 'refused is kept for the rest of the pick')
+eq(refused(h, 'e1'), REASON.SPILL_UNAVAILABLE, 'refused is kept for the rest of the pick')
 h = head({engines = {e1 = engine()}})
 eq(refused(h, 'e1'), false, 'nothing refuses an idle engine')

@@ -36,3 +36,13 @@ eq(uncached_ms(h, 'e2', {e2 = 2}), 3 * 32 / 5000 * 1000, 'half held, at the engi
 -- cost: the wait plus the uncached prefill.
 h = head({engines = {e1 = engine()}, backlog = {e1 = 100}, n = 4})
 eq(cost(h, 'e1', {e1 = 2}), 100 + 3 * (4 - 2 * math.exp(-100 / 600000)) * 16 / 10000 * 1000, 'cost: the run as far as it is kept')
+
+-- costlier_by: the term that made a holder cost more than the engine chosen instead.
+h = head({engines = {e1 = engine(), e2 = engine()}, backlog = {e1 = 5000}, n = 4})
+eq(costlier_by(h, 'e1', 'e2', {e1 = 4}), REASON.SPILL_QUEUE, 'costlier_by: its queued prefill')
+h = head({engines = {e1 = engine({load = 12, free_ms = 1000}), e2 = engine()}, backlog = {e1 = 100}, n = 4})
+eq(costlier_by(h, 'e1', 'e2', {e1 = 4}), REASON.SPILL_SLOTS, 'costlier_by: the slot wait, the larger of its waits')
+h = head({engines = {e1 = engine({kv_room = 10, load = 2, running = 1}), e2 = engine()}, n = 4})
+eq(costlier_by(h, 'e1', 'e2', {e1 = 4}), REASON.SPILL_KV_ROOM, 'costlier_by: KV room')
+h = head({engines = {e1 = engine({rate = 1000}), e2 = engine()}, backlog = {e1 = 10}, n = 4})
+eq(costlier_by(h, 'e1', 'e2', {e1 = 2}), REASON.SPILL_PREFILL, 'costlier_by: its own prefill outweighs a short queue')

@@ -30,8 +30,23 @@ eq(field(a, 'confidence'), '0.9000', 'the run\'s confidence')
 h = head({engines = {e1 = engine(), e2 = engine()}, backlog = {e1 = 5000}})
 a = decide(h, 4, '', 2000, runs({e1 = 4}, {e1 = 1}))
 eq(field(a, 'engine'), 'e2', 'away from a queued holder')
-eq(field(a, 'reason'), REASON.SPILL_BUSY, 'spilled on cost')
+eq(field(a, 'reason'), REASON.SPILL_QUEUE, 'spilled on cost: the queued prefill decided')
 eq(field(a, 'best_match'), 4, 'the best holder\'s match still answered')
+-- ...every slot taken, 8 requests ahead of 2 s each: the slot wait decided.
+h = head({engines = {e1 = engine({load = 15, free_ms = 2000}), e2 = engine()}})
+a = decide(h, 4, '', 2000, runs({e1 = 4}, {e1 = 1}))
+eq(field(a, 'engine'), 'e2', 'spilled on cost: the slot wait decided')
+eq(field(a, 'reason'), REASON.SPILL_SLOTS, 'spilled on cost: the slot wait decided')
+-- ...a prompt over its KV room, two requests ahead of one running: the KV room decided.
+h = head({engines = {e1 = engine({kv_room = 10, load = 2, running = 1}), e2 = engine()}})
+a = decide(h, 4, '', 2000, runs({e1 = 4}, {e1 = 1}))
+eq(field(a, 'engine'), 'e2', 'spilled on cost: the KV room decided')
+eq(field(a, 'reason'), REASON.SPILL_KV_ROOM, 'spilled on cost: the KV room decided')
+-- ...holding half the prompt at a tenth of the rate: its own prefill decided.
+h = head({engines = {e1 = engine({rate = 1000}), e2 = engine()}})
+a = decide(h, 4, '', 2000, runs({e1 = 2}, {e1 = 1}))
+eq(field(a, 'engine'), 'e2', 'spilled on cost: the holder\'s slower prefill decided')
+eq(field(a, 'reason'), REASON.SPILL_PREFILL, 'spilled on cost: the holder\'s slower prefill decided')
 
 -- The best holder refused: the least cost elsewhere, with the filter's reason (a replica if it holds a run).
 h = head({engines = {e1 = engine({status = 'DRAINING'}), e2 = engine(), e3 = engine()}})
@@ -55,7 +70,7 @@ h = head({engines = {e1 = engine({load = 6}), e2 = engine()}, client = 'c', clie
   client_cap = 1})
 a = decide(h, 4, '', 2000, runs({e1 = 4}, {e1 = 1}))
 eq(field(a, 'engine'), 'e2', 'the burst\'s spare')
-eq(field(a, 'reason'), REASON.SPILL_HOT, 'a burst copy')
+eq(field(a, 'reason'), REASON.BURST_COPY, 'a burst copy')
 h.warming = {e2 = 4}
 a = decide(h, 4, '', 2000, runs({e1 = 4}, {e1 = 1}))
 eq(field(a, 'engine'), 'e1', 'a copy already on its way: no second one')

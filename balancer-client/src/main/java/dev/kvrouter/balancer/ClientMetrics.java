@@ -2,6 +2,7 @@ package dev.kvrouter.balancer;
 
 import dev.kvrouter.balancer.KvRouterClient.Pick;
 import dev.kvrouter.balancer.KvRouterClient.Source;
+import dev.kvrouter.contract.ViewContract;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -16,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * rather than the Prometheus client: this is a library inside someone else's service, which has a
  * registry already (Spring Boot, Quarkus, Vert.x, Dropwizard all bind one) and exports it where it
  * wants, Prometheus or OTLP; the client adds its meters there instead of a second registry and a
- * second {@code /metrics} endpoint. In Prometheus they read {@code kvr_client_picks_total{reason}},
+ * second {@code /metrics} endpoint. In Prometheus they read {@code kvr_client_picks_total{reason,detail}},
  * {@code kvr_client_pick_latency_seconds} (a histogram) and {@code kvr_client_fallbacks_total{source}}.
  */
 final class ClientMetrics {
@@ -41,12 +42,19 @@ final class ClientMetrics {
                 .register(registry);
     }
 
+    /** The reason's family in the view's contract (SPILL_BUSY for SPILL_QUEUE): a name it does not know is its own. */
+    private static String family(String reason) {
+        ViewContract.Reason known = ViewContract.Reason.named(reason);
+        return known == null ? reason : known.family().name();
+    }
+
     void picked(Pick pick, long nanos) {
         latency.record(nanos, TimeUnit.NANOSECONDS);
         String reason = Objects.requireNonNullElse(pick.reason(), "NONE");
         picks.computeIfAbsent(reason, r -> Counter.builder(PICKS)
-                .description("Picks by the reason kvr_pick gave (AFFINITY, REPLICA, SPILL_*, COLD, NO_AFFINITY_CLASS, FALLBACK_LOAD_ONLY)")
-                .tag("reason", r).register(registry)).increment();
+                .description("Picks by the reason kvr_pick gave: its family in reason (AFFINITY, REPLICA, SPILL_BUSY, SPILL_HOT, "
+                        + "SPILL_CLIENT_CAP, COLD, NO_AFFINITY_CLASS, FALLBACK_LOAD_ONLY, ...), the reason itself in detail")
+                .tag("reason", family(r)).tag("detail", r).register(registry)).increment();
         if (pick.source() != Source.VIEW && pick.source() != Source.NO_ENGINE) {
             fallbacks.computeIfAbsent(pick.source(), s -> Counter.builder(FALLBACKS)
                     .description("Picks routed on load alone: the view too old or missing (FALLBACK_STALE_VIEW), Redis not answering "

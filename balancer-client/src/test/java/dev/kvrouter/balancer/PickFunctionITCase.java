@@ -249,7 +249,7 @@ class PickFunctionITCase {
                 .containsExactly("e1", 2, "REPLICA");
         engine("e1", "SUSPECT", 1, 1);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .containsExactly("e3", 0, "SPILL_BUSY");
+                .containsExactly("e3", 0, "SPILL_UNAVAILABLE");
     }
 
     @Test
@@ -282,7 +282,7 @@ class PickFunctionITCase {
                 .as("every engine full: the holder keeps it").containsExactly("e1", 2, "AFFINITY");
         engine("e2", "READY", 2, 1);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .as("e2 has a slot free").containsExactly("e2", 0, "SPILL_BUSY");
+                .as("e2 has a slot free").containsExactly("e2", 0, "SPILL_FULL");
     }
 
     @Test
@@ -302,7 +302,7 @@ class PickFunctionITCase {
         // e1 with 9 waiting (and the request just placed): 10 s or more to a slot; e3 still 9 s, e2 10 s.
         full("e1", 9);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .containsExactly("e3", 0, "SPILL_BUSY");
+                .containsExactly("e3", 0, "SPILL_SLOTS");
     }
 
     @Test
@@ -320,7 +320,7 @@ class PickFunctionITCase {
                 .as("not a full engine that costs no wait").containsExactly("e1", 4, "AFFINITY");
         full("e2", 0, 0);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .as("1 s to a slot and 8 s of prefill: sooner than e1's 10 s").containsExactly("e2", 0, "SPILL_BUSY");
+                .as("1 s to a slot and 8 s of prefill: sooner than e1's 10 s").containsExactly("e2", 0, "SPILL_SLOTS");
     }
 
     @Test
@@ -373,7 +373,7 @@ class PickFunctionITCase {
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e1", "AFFINITY");
         // With 12 more waiting (and the two placed since its report), 15 s to a slot: it goes.
         full("e1", 12, 4_000);
-        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_BUSY");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_SLOTS");
     }
 
     @Test
@@ -396,7 +396,7 @@ class PickFunctionITCase {
                 .containsExactly("e1", "AFFINITY");
         full("e1", 3, 4_000);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason)
-                .as("3 waiting and 2 placed: 6 s to a slot on e1").containsExactly("e3", "SPILL_BUSY");
+                .as("3 waiting and 2 placed: 6 s to a slot on e1").containsExactly("e3", "SPILL_SLOTS");
     }
 
     @Test
@@ -414,7 +414,7 @@ class PickFunctionITCase {
                 .containsExactly("e1", "AFFINITY");
         full("e1", 1, 0);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason)
-                .as("1 waiting, 1 placed: 6 s to a slot against 4 s of prefill").containsExactly("e2", "SPILL_BUSY");
+                .as("1 waiting, 1 placed: 6 s to a slot against 4 s of prefill").containsExactly("e2", "SPILL_SLOTS");
     }
 
     @Test
@@ -536,10 +536,10 @@ class PickFunctionITCase {
         // Delay: queued prefill + 2 × the uncached blocks' prefill. e1 has this client's 3 uncached
         // blocks (3 s) queued: 3 + 2 × 3 = 9 s there, 2 × 4 = 8 s on e2 or e3 (e3: load 0 against 2).
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .containsExactly("e3", 0, "SPILL_BUSY");
+                .containsExactly("e3", 0, "SPILL_QUEUE");
         // e1 9 s, e3 4 + 8 = 12 s, e2 8 s.
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .containsExactly("e2", 0, "SPILL_BUSY");
+                .containsExactly("e2", 0, "SPILL_QUEUE");
     }
 
     @Test
@@ -552,7 +552,7 @@ class PickFunctionITCase {
         hold(2, "e1");
         learnedRate("e1", 1, 4);
         assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .containsExactly("e3", 0, "SPILL_BUSY");
+                .containsExactly("e3", 0, "SPILL_PREFILL");
         // Measured at 64 tokens/s: 2 × 2 × 0.25 s = 1 s on e1. It keeps the request, and the prefill
         // queued there is its 2 uncached blocks, 0.5 s at its own rate.
         learnedRate("e1", 1, 64);
@@ -570,10 +570,10 @@ class PickFunctionITCase {
         engine("e1", "BUSY", 9, 1);
         engine("e2", "READY", 0, 1);
         engine("e3", "READY", 2, 1);
-        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e2", "SPILL_BUSY");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e2", "SPILL_UNAVAILABLE");
         // e2 now has that prompt's 4 s of prefill queued: 4 + 3 × 4 = 16 s there against 12 s on e3,
         // although e3 carries more requests (2 against 1).
-        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_BUSY");
+        assertThat(pick(router, chain)).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_UNAVAILABLE");
     }
 
     @Test
@@ -608,15 +608,19 @@ class PickFunctionITCase {
             pick(metered, chain);
             pick(metered, chain);
             pick(metered, new CanonicalBlockHasher(16).chain("m", null, IntStream.range(500, 564).toArray(), List.of()));
+            engine("e1", "BUSY", 1, 1);
+            pick(metered, chain);
             redis.hset(layout.metaKey(), "updated_ms", Long.toString(now - 60_000));
             pick(metered, chain);
 
+            // The reason label is the family (what alert rules written for SPILL_BUSY match); the detail is the reason itself.
             String scraped = registry.scrape();
-            assertThat(scraped).contains("kvr_client_picks_total{reason=\"AFFINITY\"} 2.0",
-                    "kvr_client_picks_total{reason=\"COLD\"} 1.0",
-                    "kvr_client_picks_total{reason=\"FALLBACK_LOAD_ONLY\"} 1.0",
+            assertThat(scraped).contains("kvr_client_picks_total{detail=\"AFFINITY\",reason=\"AFFINITY\"} 2.0",
+                    "kvr_client_picks_total{detail=\"COLD\",reason=\"COLD\"} 1.0",
+                    "kvr_client_picks_total{detail=\"SPILL_UNAVAILABLE\",reason=\"SPILL_BUSY\"} 1.0",
+                    "kvr_client_picks_total{detail=\"FALLBACK_LOAD_ONLY\",reason=\"FALLBACK_LOAD_ONLY\"} 1.0",
                     "kvr_client_fallbacks_total{source=\"FALLBACK_STALE_VIEW\"} 1.0",
-                    "kvr_client_pick_latency_seconds_count 4",
+                    "kvr_client_pick_latency_seconds_count 5",
                     "# TYPE kvr_client_pick_latency_seconds histogram")
                     .doesNotContain("source=\"FALLBACK_REDIS_DOWN\"");
             assertThat(scraped.lines().filter(l -> l.startsWith("kvr_client_pick_latency_seconds_bucket")).count())
@@ -680,7 +684,7 @@ class PickFunctionITCase {
         // 10 + 7 s: more than the prompt costs cold elsewhere. Placed where it starts at once, it adds no wait.
         Pick cold = pick(router, chain);
         assertThat(cold.engineId()).isIn("e2", "e3");
-        assertThat(cold.reason()).isEqualTo("SPILL_BUSY");
+        assertThat(cold.reason()).isEqualTo("SPILL_QUEUE");
         assertThat(cold.saving().prefillMs()).isZero();
         assertThat(cold.saving().addedWaitMs()).isZero();
     }
@@ -751,7 +755,7 @@ class PickFunctionITCase {
                     .encode());
             Pick away = pick(looking, chain);
             assertThat(away.engineId()).isIn("e2", "e3");
-            assertThat(away.reason()).isEqualTo("SPILL_BUSY");
+            assertThat(away.reason()).isEqualTo("SPILL_QUEUE");
         }
     }
 
@@ -772,7 +776,7 @@ class PickFunctionITCase {
             redis.hset(layout.enginesKey(), "e1", new EngineEntry("READY", 0, 0, 500, 2_000, 1, false, now, EngineEntry.BOTH).encode());
             Pick shallow = pick(looking, chain);
             assertThat(shallow.engineId()).isIn("e2", "e3");
-            assertThat(shallow).extracting(Pick::reason, Pick::bestHolderBlocks).containsExactly("SPILL_BUSY", 4);
+            assertThat(shallow).extracting(Pick::reason, Pick::bestHolderBlocks).containsExactly("SPILL_QUEUE", 4);
         }
         // With 1 s queued and blocks living 1.44 s (half the run is left after a second) e1 still wins:
         // 1 + 3 x 2 = 7 s. It is expected to save half the prompt, and queues the other half as its prefill.
@@ -922,7 +926,7 @@ class PickFunctionITCase {
         // The 4th of e1's 4 slots: the burst's next request computes a copy on e3 (every slot free;
         // e2 has 1 of 4), ready when e1 is full.
         assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .containsExactly("e3", 0, "SPILL_HOT");
+                .containsExactly("e3", 0, "BURST_COPY");
         // While e3 computes it (4 s), no second copy: the holder's last slot.
         assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .containsExactly("e1", 4, "AFFINITY");
@@ -944,7 +948,7 @@ class PickFunctionITCase {
         assertThat(pick(router, chain, null, "calm")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .as("another client's request is no burst").containsExactly("e1", 4, "AFFINITY");
         assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
-                .as("e1 carries twice what e3 would: a copy on e3, the lighter spare").containsExactly("e3", 0, "SPILL_HOT");
+                .as("e1 carries twice what e3 would: a copy on e3, the lighter spare").containsExactly("e3", 0, "BURST_COPY");
         assertThat(pick(router, chain, null, "burst")).extracting(Pick::engineId, Pick::matchedBlocks, Pick::reason)
                 .as("while e3 computes it, no second copy (e2 is a spare too)").containsExactly("e1", 4, "AFFINITY");
     }
@@ -1208,7 +1212,7 @@ class PickFunctionITCase {
         engine("e2", "BUSY", 2, 1);
         // Both holders busy: e3 takes it; moving e1's 64 tokens (8 MiB at 25 GB/s, 0.34 ms) beats 6.4 ms of prefill
         Pick moved = pick(router, chain);
-        assertThat(moved).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_BUSY");
+        assertThat(moved).extracting(Pick::engineId, Pick::reason).containsExactly("e3", "SPILL_UNAVAILABLE");
         assertThat(moved.saving()).isEqualTo(new PickPolicy.Saving("TRANSFER", 64, 0.000192, 6.1));
         // At 1 MB/s moving takes 8.4 s: recomputing is cheaper, a cold start (e3 is no holder: the
         // placement just made there is forgotten, else it would hold the prompt once its prefill is done)

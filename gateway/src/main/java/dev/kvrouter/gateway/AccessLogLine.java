@@ -6,6 +6,7 @@ import dev.kvrouter.events.OutcomeStatus;
 import dev.kvrouter.events.RequestOutcome;
 import dev.kvrouter.events.RouteReason;
 import dev.kvrouter.events.RoutingDecision;
+import dev.kvrouter.schemas.RouteReasons;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -47,7 +48,10 @@ public record AccessLogLine(RoutingDecision decision, RequestOutcome outcome) {
         }
         long endMs = Math.round(endSeconds * 1000);
         boolean viewRoute = "view".equals(text(n, "route"));
-        RouteReason reason = viewRoute ? reason(text(n, "reason")) : RouteReason.FALLBACK_LOAD_ONLY;
+        // A view route logs the library's reason (carried as its family, and itself where finer); a route on load
+        // alone logs why the gateway did not use the view (no_view, redis_timeout, no_prompt, ...).
+        String said = emptyToNull(text(n, "reason"));
+        RouteReason reason = viewRoute ? RouteReasons.of(said) : RouteReason.FALLBACK_LOAD_ONLY;
         RoutingDecision decision = RoutingDecision.newBuilder()
                 .setRequestId(requestId)
                 .setClientId(emptyToNull(text(n, "client")))
@@ -56,6 +60,7 @@ public record AccessLogLine(RoutingDecision decision, RequestOutcome outcome) {
                 .setEngineId(engine)
                 .setPredictedCachedBlocks((int) number(n, "predicted_blocks", 0))
                 .setReason(reason)
+                .setReasonDetail(viewRoute ? RouteReasons.detail(said) : said)
                 .setViewAgeMs(null)
                 .setTsMs(endMs - Math.round(requestSeconds * 1000))
                 .setPromptBlockHashes(hashes(text(n, "blocks")))
@@ -102,14 +107,6 @@ public record AccessLogLine(RoutingDecision decision, RequestOutcome outcome) {
 
     private static String emptyToNull(String s) {
         return s.isEmpty() ? null : s;
-    }
-
-    private static RouteReason reason(String name) {
-        try {
-            return RouteReason.valueOf(name);
-        } catch (IllegalArgumentException e) {
-            return RouteReason.UNKNOWN; // a reason of a later library than this schema
-        }
     }
 
     private static OutcomeStatus status(int http) {

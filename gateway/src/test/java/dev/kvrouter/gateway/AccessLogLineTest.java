@@ -22,6 +22,7 @@ class AccessLogLineTest {
         assertThat(line.decision().getRequestId()).isEqualTo("r1");
         assertThat(line.decision().getEngineId()).isEqualTo("e2");
         assertThat(line.decision().getReason()).isEqualTo(RouteReason.AFFINITY);
+        assertThat(line.decision().getReasonDetail()).as("AFFINITY says it all").isNull();
         assertThat(line.decision().getClientId()).isEqualTo("tenant-7");
         assertThat(line.decision().getPrefixClass()).isEqualTo("rag");
         assertThat(line.decision().getTsMs()).as("when it was decided: the end less the request's time").isEqualTo(1_700_000_000_250L);
@@ -40,9 +41,20 @@ class AccessLogLineTest {
                 .replace("\"prompt_tokens\":\"9\"", "\"prompt_tokens\":\"\"").replace("\"blocks\":\"d9809f839fb75355894ff30f2ca485c7\"", "\"blocks\":\"\"");
         AccessLogLine line = AccessLogLine.parse(loadOnly, "m");
         assertThat(line.decision().getReason()).isEqualTo(RouteReason.FALLBACK_LOAD_ONLY);
+        assertThat(line.decision().getReasonDetail()).as("why the gateway did not use the view").isEqualTo("text");
         assertThat(line.decision().getSavedPrefillMs()).isNull();
         assertThat(line.decision().getPromptBlockHashes()).isEmpty();
         assertThat(line.outcome()).as("no usage: a hit cannot be told from a miss").isNull();
+    }
+
+    @Test
+    void aFinerReasonOfTheLibraryIsCarriedAsItsFamilyAndItself() {
+        AccessLogLine queued = AccessLogLine.parse(VIEW_LINE.replace("\"reason\":\"AFFINITY\"", "\"reason\":\"SPILL_QUEUE\""), "m");
+        assertThat(queued.decision().getReason()).isEqualTo(RouteReason.SPILL_BUSY);
+        assertThat(queued.decision().getReasonDetail()).isEqualTo("SPILL_QUEUE");
+        AccessLogLine later = AccessLogLine.parse(VIEW_LINE.replace("\"reason\":\"AFFINITY\"", "\"reason\":\"SPILL_NEXT_YEAR\""), "m");
+        assertThat(later.decision().getReason()).as("a later library's reason").isEqualTo(RouteReason.UNKNOWN);
+        assertThat(later.decision().getReasonDetail()).isEqualTo("SPILL_NEXT_YEAR");
     }
 
     @Test

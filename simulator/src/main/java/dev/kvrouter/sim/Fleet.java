@@ -153,7 +153,7 @@ public final class Fleet implements FleetView {
             }
             sink.decision(RoutingDecision.newBuilder().setRequestId(requestId).setClientId(request.clientId())
                     .setPrefixClass(request.requestClass()).setModel(engine.config().model()).setEngineId(engine.id())
-                    .setPredictedCachedBlocks(route.predictedBlocks()).setReason(route.reason())
+                    .setPredictedCachedBlocks(route.predictedBlocks()).setReason(route.reason()).setReasonDetail(route.reasonDetail())
                     .setTsMs(clock.epochMs()).setPromptBlockHashes(hashes)
                     .setBestHolderBlocks(route.bestHolderBlocks()).setSavedPrefillMs(route.savedPrefillMs())
                     .setAddedWaitMs(route.addedWaitMs()).build());

@@ -100,6 +100,14 @@ class ViewContractTest {
         }
         assertThat(ViewContract.Answer.SIZE).isEqualTo(answer.size());
         assertThat(Arrays.stream(ViewContract.Reason.values()).map(Enum::name)).containsExactlyElementsOf(names("reasons"));
+        for (JsonNode e : contract.get("reasons")) {
+            ViewContract.Reason reason = ViewContract.Reason.valueOf(e.get("name").asText());
+            String family = e.hasNonNull("family") ? e.get("family").asText() : reason.name();
+            assertThat(reason.family().name()).as("family of " + reason).isEqualTo(family);
+            assertThat(reason.family().family()).as("a family has none of its own: " + family).isEqualTo(reason.family());
+            assertThat(ViewContract.Reason.named(reason.name())).isEqualTo(reason);
+        }
+        assertThat(ViewContract.Reason.named("A_REASON_OF_A_LATER_LIBRARY")).isNull();
     }
 
     @Test

@@ -242,7 +242,7 @@ class RoutingViewITCase {
         ALIVE.remove(e);
         long silentSince = System.currentTimeMillis();
         // Suspect first (silent past 3 s): entries kept, affinity suspended.
-        Pick suspect = await(() -> router.pick(chain), x -> "SPILL_BUSY".equals(x.reason()));
+        Pick suspect = await(() -> router.pick(chain), x -> "SPILL_UNAVAILABLE".equals(x.reason()));
         assertThat(suspect.engineId()).isNotEqualTo(e.id);
         Pick gone = await(() -> router.pick(chain), x -> "COLD".equals(x.reason()));
         long took = System.currentTimeMillis() - silentSince;
@@ -259,7 +259,7 @@ class RoutingViewITCase {
         await(() -> router.pick(chain), x -> x.engineId().equals(f.id));
 
         LOADS.put(f, new int[] {20, 8}); // 20 waiting > queue cap 8
-        Pick spilled = await(() -> router.pick(chain), x -> "SPILL_BUSY".equals(x.reason()));
+        Pick spilled = await(() -> router.pick(chain), x -> "SPILL_UNAVAILABLE".equals(x.reason()));
         assertThat(spilled.engineId()).isNotEqualTo(f.id);
         assertThat(router.engines().get(f.id).status()).isEqualTo("BUSY");
 

@@ -99,7 +99,7 @@ public final class TailReport {
                 bySpeed.get(bySpeed.size() - 1).ttftMs()));
 
         out.append(String.format(Locale.ROOT, "%-20s %8s %10s %10s%n", "reason", "requests", "TTFT p50", "TTFT p99"));
-        Map<String, List<Request>> byReason = group(bySpeed, r -> r.decision().getReason().name());
+        Map<String, List<Request>> byReason = group(bySpeed, r -> reason(r.decision()));
         byReason.forEach((reason, list) -> out.append(String.format(Locale.ROOT, "%-20s %8d %8.0fms %8.0fms%n", reason, list.size(),
                 percentile(list, 50), percentile(list, 99))));
 
@@ -109,7 +109,7 @@ public final class TailReport {
         List<Request> worst = bySpeed.subList(bySpeed.size() - worstCount, bySpeed.size());
         out.append(String.format(Locale.ROOT, "%nthe slowest %s %% (%d requests, TTFT >= %.0f ms):%n", trim(settings.worstPercent()), worstCount,
                 worst.get(0).ttftMs()));
-        out.append("  by reason: ").append(counts(worst, r -> r.decision().getReason().name())).append('\n');
+        out.append("  by reason: ").append(counts(worst, r -> reason(r.decision()))).append('\n');
         out.append("  by class:  ").append(counts(worst, r -> String.valueOf(r.decision().getPrefixClass()))).append('\n');
         out.append("  by engine: ").append(counts(worst, r -> r.decision().getEngineId())).append('\n');
 
@@ -189,13 +189,18 @@ public final class TailReport {
             RoutingDecision d = r.decision();
             RequestOutcome o = r.outcome();
             out.append(String.format(Locale.ROOT, "%s,%d,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s%n", d.getRequestId(), d.getTsMs(),
-                    o == null ? "" : o.getTsMs(), nullToEmpty(d.getPrefixClass()), nullToEmpty(d.getClientId()), d.getEngineId(), d.getReason(),
+                    o == null ? "" : o.getTsMs(), nullToEmpty(d.getPrefixClass()), nullToEmpty(d.getClientId()), d.getEngineId(), reason(d),
                     d.getPredictedCachedBlocks(), d.getBestHolderBlocks() == null ? "" : d.getBestHolderBlocks(),
                     d.getSavedPrefillMs() == null ? "" : d.getSavedPrefillMs(), d.getAddedWaitMs() == null ? "" : d.getAddedWaitMs(),
                     o == null ? "" : o.getPromptTokens(), o == null ? "" : o.getCachedTokens(), o == null ? "" : o.getQueueMs(),
                     o == null ? "" : o.getTtftMs(), o == null ? "" : o.getOutputTokens(), o == null ? "" : o.getStatus()));
         }
         return out.toString();
+    }
+
+    /** The finest reason the balancer gave: its own where finer than the family (reason_detail), else the family. */
+    private static String reason(RoutingDecision d) {
+        return d.getReasonDetail() != null ? d.getReasonDetail().toString() : d.getReason().name();
     }
 
     private static String nullToEmpty(CharSequence s) {
@@ -237,7 +242,7 @@ public final class TailReport {
         RequestOutcome o = r.outcome();
         out.append(String.format(Locale.ROOT, "%9.3f %-12s %-14s %-10s %-18s %6d %6s %7d %7d %8s %8s %6.0fms %6.0fms%n",
                 (d.getTsMs() - start) / 1000.0, String.valueOf(d.getPrefixClass()), String.valueOf(d.getClientId()), d.getEngineId(),
-                d.getReason(), d.getPredictedCachedBlocks(), d.getBestHolderBlocks() == null ? "-" : d.getBestHolderBlocks().toString(),
+                reason(d), d.getPredictedCachedBlocks(), d.getBestHolderBlocks() == null ? "-" : d.getBestHolderBlocks().toString(),
                 o.getPromptTokens(), o.getCachedTokens(), d.getSavedPrefillMs() == null ? "-" : String.format(Locale.ROOT, "%.0fms", savedMs(r)),
                 d.getAddedWaitMs() == null ? "-" : String.format(Locale.ROOT, "%.0fms", d.getAddedWaitMs()), o.getQueueMs(), o.getTtftMs()));
     }

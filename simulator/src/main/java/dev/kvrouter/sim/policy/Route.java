@@ -12,12 +12,20 @@ import dev.kvrouter.events.RouteReason;
  * @param savedPrefillMs   the policy's cost view, when it has one (the view's): prefill milliseconds the engine is
  *                         expected to skip; null otherwise
  * @param addedWaitMs      ...and how much later the request starts there than on the soonest engine; null otherwise
+ * @param reasonDetail     the policy's own reason where it is finer than {@code reason}, its family (the view's:
+ *                         RouteReasons.detail); null otherwise
  */
-public record Route(int engine, int predictedBlocks, RouteReason reason, int bestHolderBlocks, Double savedPrefillMs, Double addedWaitMs) {
+public record Route(int engine, int predictedBlocks, RouteReason reason, int bestHolderBlocks, Double savedPrefillMs, Double addedWaitMs,
+                    String reasonDetail) {
 
     /** The answer that places nothing yet: every engine is full and the balancer holds the request, to ask again. */
     public static Route hold() {
         return new Route(-1, 0, RouteReason.UNKNOWN, 0);
+    }
+
+    /** A route whose reason says it all. */
+    public Route(int engine, int predictedBlocks, RouteReason reason, int bestHolderBlocks, Double savedPrefillMs, Double addedWaitMs) {
+        this(engine, predictedBlocks, reason, bestHolderBlocks, savedPrefillMs, addedWaitMs, null);
     }
 
     /** A route without a cost view. */

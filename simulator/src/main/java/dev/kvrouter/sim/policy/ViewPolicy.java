@@ -2,6 +2,7 @@ package dev.kvrouter.sim.policy;
 
 import dev.kvrouter.balancer.KvRouterClient;
 import dev.kvrouter.events.RouteReason;
+import dev.kvrouter.schemas.RouteReasons;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -130,7 +131,7 @@ public final class ViewPolicy implements Policy {
             return new Route(Loads.leastLoaded(fleet), 0, RouteReason.FALLBACK_LOAD_ONLY, pick.bestHolderBlocks());
         }
         return new Route(engine, Math.max(0, pick.matchedBlocks()), reason(pick.reason()), pick.bestHolderBlocks(),
-                pick.saving().prefillMs(), pick.saving().addedWaitMs());
+                pick.saving().prefillMs(), pick.saving().addedWaitMs(), RouteReasons.detail(pick.reason()));
     }
 
     private static int indexOf(KvRouterClient.Pick pick, FleetView fleet) {
@@ -155,14 +156,11 @@ public final class ViewPolicy implements Policy {
         if (reason == null) {
             return RouteReason.UNKNOWN;
         }
-        if (reason.equals(RouteReason.NO_VIEW.name())) {
-            return RouteReason.FALLBACK_LOAD_ONLY; // the client placed it on load alone
+        RouteReason family = RouteReasons.of(reason);
+        if (family == RouteReason.NO_VIEW || family == RouteReason.UNKNOWN) {
+            return RouteReason.FALLBACK_LOAD_ONLY; // the client placed it on load alone; or a reason newer than this contract
         }
-        try {
-            return RouteReason.valueOf(reason);
-        } catch (IllegalArgumentException e) {
-            return RouteReason.FALLBACK_LOAD_ONLY; // a reason newer than this enum
-        }
+        return family;
     }
 
     @Override

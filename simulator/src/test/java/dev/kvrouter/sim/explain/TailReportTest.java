@@ -27,14 +27,21 @@ class TailReportTest {
                 .build();
     }
 
-    /** 200 requests with TTFT 1..200 ms; the two slowest are spills to engine e9 of class burst; r200 never finished. */
+    /**
+     * 200 requests with TTFT 1..200 ms; the two slowest are spills to engine e9 of class burst, on the prefill queued on
+     * the holder (SPILL_BUSY, in detail SPILL_QUEUE); r200 never finished.
+     */
     private static List<TailReport.Request> run() {
         List<RoutingDecision> decisions = new ArrayList<>();
         List<RequestOutcome> outcomes = new ArrayList<>();
         for (int i = 1; i <= 200; i++) {
             boolean slow = i >= 198;
             String engine = slow ? "e9" : "e" + (i % 4);
-            decisions.add(decision(i, slow ? "burst" : "chat", slow ? RouteReason.SPILL_BUSY : RouteReason.AFFINITY, engine));
+            RoutingDecision d = decision(i, slow ? "burst" : "chat", slow ? RouteReason.SPILL_BUSY : RouteReason.AFFINITY, engine);
+            if (slow) {
+                d.setReasonDetail("SPILL_QUEUE");
+            }
+            decisions.add(d);
             if (i < 200) {
                 outcomes.add(outcome(i, engine, i));
             }
@@ -60,7 +67,7 @@ class TailReportTest {
         assertTrue(report.contains("TTFT p50 100 ms, p99 198 ms, max 199 ms"), report);
         // 1 % of 199 rounds up to 2 requests: r198 and r199, both burst spills to e9.
         assertTrue(report.contains("the slowest 1 % (2 requests, TTFT >= 198 ms)"), report);
-        assertTrue(report.contains("by reason: SPILL_BUSY 2"), report);
+        assertTrue(report.contains("by reason: SPILL_QUEUE 2"), report);
         assertTrue(report.contains("by class:  burst 2"), report);
         assertTrue(report.contains("by engine: e9 2"), report);
         assertTrue(report.contains("the 3 slowest:"), report);
@@ -72,7 +79,7 @@ class TailReportTest {
         assertTrue(report.contains("class burst: 2"), report);
         assertTrue(report.contains("every request decided from 19.75 s to 19.95 s:"), report);
         // r198 was decided at 19.7 s after r1, r199 at 19.8 s: only r199 is in the window.
-        long listed = report.lines().filter(l -> l.contains("SPILL_BUSY") && l.contains("e9")).count();
+        long listed = report.lines().filter(l -> l.contains("SPILL_QUEUE") && l.contains("e9")).count();
         assertEquals(1, listed, report);
     }
 
@@ -86,7 +93,7 @@ class TailReportTest {
         assertTrue(report.contains("   19.700        3        8      50.0%"), report);
         assertEquals(1, report.lines().filter(l -> l.matches(" +\\d+\\.\\d{3} +\\d+ +\\d+ +[\\d.]+%")).count(), report);
         // Only e9's requests are listed (r198, r199 at 19.7 and 19.8 s); r190 on e2 is not.
-        assertEquals(2, report.lines().filter(l -> l.matches(" +\\d+\\.\\d{3} .*SPILL_BUSY.*")).count(), report);
+        assertEquals(2, report.lines().filter(l -> l.matches(" +\\d+\\.\\d{3} .*SPILL_QUEUE.*")).count(), report);
         assertTrue(report.lines().noneMatch(l -> l.contains(" e2 ")), report);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new TailReport.Settings(1, 0, Double.NaN, Double.NaN, null, "e9"));
@@ -113,7 +120,7 @@ class TailReportTest {
         assertEquals(201, rows.size());
         assertTrue(rows.get(0).startsWith("request_id,decided_ms,finished_ms,"), rows.get(0));
         assertEquals("r1,1000100,1000150,chat,c1,e1,AFFINITY,2,,,,512,256,0.5,1.0,8,OK", rows.get(1));
-        assertTrue(rows.get(200).startsWith("r200,1020000,,burst,c2,e9,SPILL_BUSY,2,,,,,"), rows.get(200));
+        assertTrue(rows.get(200).startsWith("r200,1020000,,burst,c2,e9,SPILL_QUEUE,2,,,,,"), rows.get(200));
         List<TailReport.Request> costed = List.of(new TailReport.Request(costed(decision(1, "chat", RouteReason.AFFINITY, "e1"), 32, 5),
                 outcome(1, "e1", 1)));
         assertEquals("r1,1000100,1000150,chat,c1,e1,AFFINITY,2,,32.0,5.0,512,256,0.5,1.0,8,OK", TailReport.csv(costed).lines().toList().get(1));

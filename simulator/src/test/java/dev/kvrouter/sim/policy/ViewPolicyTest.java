@@ -107,5 +107,8 @@ class ViewPolicyTest {
         assertThat(stubborn.picks.get(1)[4]).isEqualTo(Set.of("e2"));
         assertThat(ViewPolicy.reason("SPILL_CLIENT_CAP")).isEqualTo(RouteReason.SPILL_CLIENT_CAP);
         assertThat(ViewPolicy.reason("NO_VIEW")).isEqualTo(RouteReason.FALLBACK_LOAD_ONLY);
+        assertThat(ViewPolicy.reason("SPILL_SLOTS")).as("a finer reason: its family").isEqualTo(RouteReason.SPILL_BUSY);
+        assertThat(ViewPolicy.reason("BURST_COPY")).isEqualTo(RouteReason.SPILL_HOT);
+        assertThat(ViewPolicy.reason("SPILL_NEXT_YEAR")).as("a later library's").isEqualTo(RouteReason.FALLBACK_LOAD_ONLY);
     }
 }
