@@ -16,7 +16,7 @@
 -- gets no new affinity either).
 local function unavailable(e)
   local status = ENGINE_STATUS[e.status]
-  if status and not status.takes_requests then return REASON.SPILL_BUSY end
+  if status and not status.takes_requests then return REASON.SPILL_UNAVAILABLE end
   return nil
 end
 
@@ -32,7 +32,7 @@ end
 -- was last seen full at) while some engine has one free: a request placed here waits for another to
 -- finish, seconds of decode, while an engine with a free slot only has to prefill what it lacks.
 local function full(h, e)
-  if e.slots > 0 and e.load >= e.slots and h.free_slots then return REASON.SPILL_BUSY end
+  if e.slots > 0 and e.load >= e.slots and h.free_slots then return REASON.SPILL_FULL end
   return nil
 end
 

@@ -61,3 +61,14 @@ local function cost(h, id, runs)
   return wait(h, id) + uncached_ms(h, id, runs)
 end
 
+-- The term that made holder `a` cost more than `b`, the engine chosen instead (the reason it spills
+-- with): its own prefill of what it lacks where that outweighs the difference in waits, else the
+-- largest of its three waits.
+local function costlier_by(h, a, b, runs)
+  if uncached_ms(h, a, runs) - uncached_ms(h, b, runs) >= wait(h, a) - wait(h, b) then return REASON.SPILL_PREFILL end
+  local e = h.engines[a]
+  local queue, slot, room = queue_wait(h, a), slot_wait(e), kv_room_wait(h, e)
+  if queue >= slot and queue >= room then return REASON.SPILL_QUEUE end
+  return slot >= room and REASON.SPILL_SLOTS or REASON.SPILL_KV_ROOM
+end
+

@@ -132,11 +132,12 @@ local function decide(h, n, class, max_age, match)
   local why = refused(h, first)
   if not why then
     local spare = spare_for_burst(h)
-    if spare then return placed(h, spare, REASON.SPILL_HOT) end
+    if spare then return placed(h, spare, REASON.BURST_COPY) end
     -- Another engine takes the request from the best holder only at strictly less cost (prefill
-    -- queued on the holder, its slots all taken, or a holder that prefills slower than the others).
+    -- queued on the holder, its slots all taken, no KV room, or a holder that prefills slower than
+    -- the others), and the term that made the difference is the reason.
     local best = h.prefill_rate and soonest(h, runs)
-    if best and cost(h, best, runs) < cost(h, first, runs) then return placed(h, best, REASON.SPILL_BUSY) end
+    if best and cost(h, best, runs) < cost(h, first, runs) then return placed(h, best, costlier_by(h, first, best, runs)) end
     return answer(h, first, runs[first], REASON.AFFINITY, string.format('%.4f', conf[first]))
   end
   -- The best holder cannot take it: the least cost elsewhere (another holder's run and every
