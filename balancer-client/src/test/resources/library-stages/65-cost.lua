@@ -46,3 +46,11 @@ h = head({engines = {e1 = engine({kv_room = 10, load = 2, running = 1}), e2 = en
 eq(costlier_by(h, 'e1', 'e2', {e1 = 4}), REASON.SPILL_KV_ROOM, 'costlier_by: KV room')
 h = head({engines = {e1 = engine({rate = 1000}), e2 = engine()}, backlog = {e1 = 10}, n = 4})
 eq(costlier_by(h, 'e1', 'e2', {e1 = 2}), REASON.SPILL_PREFILL, 'costlier_by: its own prefill outweighs a short queue')
+
+-- cost is kept for the rest of the pick, by the runs it was priced with.
+h = head({engines = {e1 = engine()}, backlog = {e1 = 100}, n = 4})
+local some_runs = {e1 = 2}
+local priced = cost(h, 'e1', some_runs)
+h.backlog.e1, h.waits = 5000, {}
+eq(cost(h, 'e1', some_runs), priced, 'cost is kept for the rest of the pick')
+eq(cost(h, 'e1', {}) > priced, true, 'priced again with other runs')

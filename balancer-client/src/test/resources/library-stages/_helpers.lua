@@ -31,7 +31,7 @@ local function head(fields)
     client_cap = 0.5, client_min = 8, chunk = 16, prefill_rate = 10000, miss_weight = 3, price = 0, res_ttl = 60000,
     engines = {}, decoders = {}, backlog = {}, inflight = {}, client = '', client_total = 0, mean = 0, decode_mean = 0,
     free_slots = true, warming = {}, classes = prefix .. 'classes', res = prefix .. 'res',
-    n = 4, runs = {}, conf = {}, best_run = 0, waits = {}, refusals = {}}
+    n = 4, runs = {}, conf = {}, best_run = 0, waits = {}, refusals = {}, costs = {}}
   for k, v in pairs(fields or {}) do h[k] = v end
   return h
 end

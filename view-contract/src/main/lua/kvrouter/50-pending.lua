@@ -25,19 +25,25 @@ local function sampled(n)
   return at
 end
 
--- Pending values (an HMGET's reply) parsed, each into one flat list of four per entry: its text, its
--- engine, ready_ms and epoch (numbers); parsed once a pick, for the match and the placement's record.
+-- A pending value parsed into one flat list of four per entry: its text, its engine, ready_ms and
+-- epoch (numbers). Kept by its text (memo): a prompt's fields change only when that prompt is placed,
+-- so most picks read texts parsed before; nothing writes to a list.
+local pending_list_of = memo(function(v)
+  local list, k = {}, 0
+  for text, id, ready36, epoch36 in string.gmatch(v, HOLDER) do
+    list[k + 1], list[k + 2], list[k + 3], list[k + 4] = text, id, tonumber(ready36, 36), tonumber(epoch36, 36)
+    k = k + 4
+  end
+  return list
+end)
+local NO_ENTRIES = {}
+
+-- Pending values (an HMGET's reply) parsed, a list each; once a pick, for the match and the
+-- placement's record.
 local function pending_entries(values)
   local lists = {}
   for i = 1, #values do
-    local list, k = {}, 0
-    if values[i] then
-      for text, id, ready36, epoch36 in string.gmatch(values[i], HOLDER) do
-        list[k + 1], list[k + 2], list[k + 3], list[k + 4] = text, id, tonumber(ready36, 36), tonumber(epoch36, 36)
-        k = k + 4
-      end
-    end
-    lists[i] = list
+    lists[i] = values[i] and pending_list_of(values[i]) or NO_ENTRIES
   end
   return lists
 end

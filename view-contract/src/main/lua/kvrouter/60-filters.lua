@@ -8,7 +8,8 @@
 --   rules     the best holder keeps the request unless a filter refuses it, a client's burst needs a
 --             copy, or another engine costs strictly less (decide);
 --   answer    the engine, the reason and what the placement is expected to save (answer).
--- What a stage works out for one engine is kept in h for the rest of the pick (h.waits, h.refusals).
+-- What a stage works out for one engine is kept in h for the rest of the pick (h.waits, h.refusals,
+-- h.costs).
 
 -- Filters. Each answers nil when the engine may take the request, else the reason it spills with.
 

@@ -57,8 +57,20 @@ local function uncached_ms(h, id, runs)
   return h.miss_weight * (h.n - d) * h.chunk / h.engines[id].rate * 1000
 end
 
+-- Kept for the rest of the pick by the runs it was priced with (h.runs, or none: NO_RUNS in choose):
+-- the rules ask again for the engines the choice compared.
 local function cost(h, id, runs)
-  return wait(h, id) + uncached_ms(h, id, runs)
+  local priced = h.costs[runs]
+  if not priced then
+    priced = {}
+    h.costs[runs] = priced
+  end
+  local c = priced[id]
+  if not c then
+    c = wait(h, id) + uncached_ms(h, id, runs)
+    priced[id] = c
+  end
+  return c
 end
 
 -- The term that made holder `a` cost more than `b`, the engine chosen instead (the reason it spills

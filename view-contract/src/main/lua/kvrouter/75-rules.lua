@@ -112,7 +112,7 @@ end
 --          holder matches whichever engine was chosen (what affinity would match), and the wait it
 --          adds (string, ms; added_wait). The saving and the added wait are what decided.
 local function decide(h, n, class, max_age, match)
-  h.n, h.max_age, h.best_run, h.runs, h.waits, h.refusals = n, max_age, 0, NO_RUNS, {}, {}
+  h.n, h.max_age, h.best_run, h.runs, h.waits, h.refusals, h.costs = n, max_age, 0, NO_RUNS, {}, {}, {}
   if h.age > max_age or n == 0 then
     return answer(h, least_loaded(h), 0, h.age > max_age and REASON.FALLBACK_LOAD_ONLY or REASON.COLD)
   end
