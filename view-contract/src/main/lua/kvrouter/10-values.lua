@@ -64,7 +64,8 @@ end
 -- base 36, or nil. `lead` is "<engine>=" and `mid` ",<engine>=" (made once per engine, not per block).
 local function holder_of(v, lead, mid)
   local at
-  if string.sub(v, 1, #lead) == lead then
+  -- Found in place rather than cut out and compared: a probe makes no string it does not keep.
+  if string.find(v, lead, 1, true) == 1 then
     at = #lead + 1
   else
     local s = string.find(v, mid, 1, true)

@@ -57,9 +57,12 @@ local function uncached_ms(h, id, runs)
   return h.miss_weight * (h.n - d) * h.chunk / h.engines[id].rate * 1000
 end
 
--- Kept for the rest of the pick by the runs it was priced with (h.runs, or none: NO_RUNS in choose):
--- the rules ask again for the engines the choice compared.
+-- Kept for the rest of the pick by the runs it was priced with (h.runs, or none: NO_RUNS): the rules
+-- ask again for the engines the choice compared. An engine the runs give nothing costs what it costs
+-- with none, kept once under NO_RUNS: the blind choice (choose) prices every engine again.
+local NO_RUNS = {}
 local function cost(h, id, runs)
+  if not runs[id] or runs[id] <= 0 then runs = NO_RUNS end
   local priced = h.costs[runs]
   if not priced then
     priced = {}

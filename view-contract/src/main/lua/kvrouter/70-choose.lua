@@ -49,7 +49,6 @@ end
 
 -- The engine the request would go to with nobody's cache counted (the least cost over the whole
 -- prompt), or false: what the added wait is measured from.
-local NO_RUNS = {}
 local function blind(h)
   if h.blind == nil then
     local best, best_cost = false, nil
