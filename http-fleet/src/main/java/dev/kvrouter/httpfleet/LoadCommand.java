@@ -81,7 +81,7 @@ public final class LoadCommand implements Callable<Integer> {
             rows.add("seq,class,status,ttft_ms,total_ms,prompt_tokens,cached_tokens,upstream,route");
             for (LoadGenerator.Result r : results) {
                 rows.add(String.format(Locale.ROOT, "%d,%s,%d,%.1f,%.1f,%d,%d,%s,%s", r.seq(), r.requestClass(), r.status(), r.ttftMs(), r.totalMs(),
-                        r.promptTokens(), r.cachedTokens(), r.upstream(), r.route()));
+                        r.promptTokens(), r.cachedTokens(), csvField(r.upstream()), csvField(r.route())));
             }
             Files.write(out.resolve("results.csv"), rows);
             List<String> summaryRows = new ArrayList<>(List.of(LoadSummary.CSV_HEADER));
@@ -89,5 +89,13 @@ public final class LoadCommand implements Callable<Integer> {
             Files.write(out.resolve("summary.csv"), summaryRows);
         }
         return summary.get(0).answered() > 0 ? 0 : 1;
+    }
+
+    /** A header's value as one CSV field: quoted when it holds a comma (nginx lists every upstream tried: "a, b"), a quote or a line end. */
+    static String csvField(String value) {
+        if (value.indexOf(',') < 0 && value.indexOf('"') < 0 && value.indexOf('\n') < 0 && value.indexOf('\r') < 0) {
+            return value;
+        }
+        return '"' + value.replace("\"", "\"\"") + '"';
     }
 }

@@ -58,13 +58,20 @@ public final class LoadGenerator {
      * @param status        the HTTP status; 0 when no answer came (connection refused, timeout)
      * @param ttftMs        from its arrival time to the first event (-1 without one)
      * @param cachedTokens  the engine's {@code prompt_tokens_details.cached_tokens} (-1 when not reported)
-     * @param upstream      the balancer's {@code X-Kvr-Upstream} header ("" without one)
+     * @param upstream      the balancer's {@code X-Kvr-Upstream} header ("" without one): nginx's {@code $upstream_addr}, every
+     *                      engine tried, the one that answered last ({@code "a, b"}: a failed, b answered)
      * @param route         the balancer's {@code X-Kvr-Route} header ("" without one)
      */
     public record Result(long seq, String requestClass, int status, double ttftMs, double totalMs, int promptTokens, int cachedTokens,
                          String upstream, String route) {
         public boolean ok() {
             return status == 200 && ttftMs >= 0;
+        }
+
+        /** The upstream that answered: the last one tried ("" without one). */
+        public String answeredBy() {
+            int comma = upstream.lastIndexOf(',');
+            return comma < 0 ? upstream.strip() : upstream.substring(comma + 1).strip();
         }
     }
 

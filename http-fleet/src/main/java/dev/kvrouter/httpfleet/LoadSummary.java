@@ -49,8 +49,8 @@ public record LoadSummary(String requestClass, int requests, int answered, int f
                 prompt += r.promptTokens();
                 cached += r.cachedTokens();
             }
-            if (!r.upstream().isEmpty()) {
-                perUpstream.merge(r.upstream(), 1, Integer::sum);
+            if (!r.answeredBy().isEmpty()) {
+                perUpstream.merge(r.answeredBy(), 1, Integer::sum);
             }
         }
         double gini = perUpstream.isEmpty() ? Double.NaN : LoadStats.gini(perUpstream.values().stream().mapToDouble(Integer::doubleValue).toArray());
