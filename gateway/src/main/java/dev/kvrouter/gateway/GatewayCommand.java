@@ -45,6 +45,11 @@ public final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--hold", defaultValue = "0s", description = "How long a request waits at the gateway while every engine is full (default: ${DEFAULT-VALUE}: never).")
     String hold;
 
+    @Option(names = "--fail-timeout", defaultValue = "10s", paramLabel = "DURATION",
+            description = "How long an engine a try failed on (refused, timed out, 502/503) is left out of the view's picks and of least "
+                    + "connections, as nginx's own max_fails=1 fail_timeout (default: ${DEFAULT-VALUE}; 0s: never).")
+    String failTimeout;
+
     @Option(names = "--workers", defaultValue = "1", description = "nginx worker processes (default: ${DEFAULT-VALUE}).")
     int workers;
 
@@ -83,7 +88,8 @@ public final class GatewayCommand implements Callable<Integer> {
             topics.requireServices();
         }
         NginxGateway gateway = NginxGateway.of(listen, engines, redisUrl.getHost(), redisUrl.getPort(), model).withKeyPrefix(keyPrefix)
-                .withChunkTokens(chunkTokens).withHold(Durations.parse(hold)).withWorkers(workers).withBalancer(balancer);
+                .withChunkTokens(chunkTokens).withHold(Durations.parse(hold))
+                .withFailTimeout(Durations.parse(failTimeout)).withWorkers(workers).withBalancer(balancer);
         Path prefix = dir.toAbsolutePath();
         gateway = gateway.withRedisAccess(redisAccess(topics.clientConfig.load().redis(), "rediss".equals(redisUrl.getScheme()), prefix));
         CountDownLatch stop = new CountDownLatch(1);

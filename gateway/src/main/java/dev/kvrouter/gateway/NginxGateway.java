@@ -30,6 +30,8 @@ import java.util.regex.Pattern;
  * @param chunkTokens    the view's chunk size in tokens (its meta's {@code chunk_tokens})
  * @param maxViewAge     older than this the view is not trusted: the pick answers on load alone
  * @param hold           how long a request waits at the gateway while every engine is full (0: never)
+ * @param failTimeout    how long an engine a try failed on (refused, timed out, 502/503) is left out of the view's
+ *                       picks and of least connections, as nginx's own {@code max_fails=1 fail_timeout} (0: never)
  * @param clientHeader   the request header that names the client (burst defence, client cap)
  * @param classHeader    the request header that names the prefix class
  * @param maxBodyBytes   the largest request body read; larger ones get 413
@@ -39,7 +41,7 @@ import java.util.regex.Pattern;
  * @param redisAccess    how the Lua library reaches Redis: plaintext, or AUTH and TLS
  */
 public record NginxGateway(int listenPort, Map<String, String> engines, String redisHost, int redisPort, Duration redisTimeout,
-                           String keyPrefix, String model, int chunkTokens, Duration maxViewAge, Duration hold,
+                           String keyPrefix, String model, int chunkTokens, Duration maxViewAge, Duration hold, Duration failTimeout,
                            String clientHeader, String classHeader, long maxBodyBytes, int workers, Duration readTimeout, Balancer balancer,
                            RedisAccess redisAccess) {
 
@@ -149,6 +151,9 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
         if (hold.isNegative() || hold.toMillis() > 600_000) {
             problems.add("hold: 0 (never) to 10 min, got " + hold);
         }
+        if (failTimeout.isNegative() || failTimeout.toMillis() > 600_000) {
+            problems.add("fail timeout: 0 (never leave a failed engine out) to 10 min, got " + failTimeout);
+        }
         for (String header : List.of(clientHeader, classHeader)) {
             if (!HEADER.matcher(header).matches()) {
                 problems.add("header name '" + header + "': letters, digits and '-'");
@@ -178,52 +183,57 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
         }
     }
 
-    /** The defaults: one worker, the view's defaults, no holding, 8 MiB bodies, a 50 ms Redis timeout. */
+    /** The defaults: one worker, the view's defaults, no holding, a failed engine left out 10 s, 8 MiB bodies, a 50 ms Redis timeout. */
     public static NginxGateway of(int listenPort, Map<String, String> engines, String redisHost, int redisPort, String model) {
         return new NginxGateway(listenPort, engines, redisHost, redisPort, Duration.ofMillis(50), ViewLayout.DEFAULT_KEY_PREFIX, model,
-                ViewLayout.DEFAULT_CHUNK_TOKENS, Duration.ofSeconds(2), Duration.ZERO, "X-Client-Id", "X-Prefix-Class", 8L << 20, 1,
+                ViewLayout.DEFAULT_CHUNK_TOKENS, Duration.ofSeconds(2), Duration.ZERO, Duration.ofSeconds(10), "X-Client-Id", "X-Prefix-Class", 8L << 20, 1,
                 Duration.ofMinutes(10), Balancer.VIEW, RedisAccess.PLAIN);
     }
 
     public NginxGateway withKeyPrefix(String prefix) {
-        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, prefix, model, chunkTokens, maxViewAge, hold,
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, prefix, model, chunkTokens, maxViewAge, hold, failTimeout,
                 clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, redisAccess);
     }
 
     public NginxGateway withChunkTokens(int tokens) {
-        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, tokens, maxViewAge, hold,
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, tokens, maxViewAge, hold, failTimeout,
                 clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, redisAccess);
     }
 
     public NginxGateway withHold(Duration h) {
-        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, h,
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, h, failTimeout,
+                clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, redisAccess);
+    }
+
+    public NginxGateway withFailTimeout(Duration t) {
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold, t,
                 clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, redisAccess);
     }
 
     public NginxGateway withMaxBodyBytes(long bytes) {
-        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold, failTimeout,
                 clientHeader, classHeader, bytes, workers, readTimeout, balancer, redisAccess);
     }
 
     /** Stock nginx balancing instead of the view, for comparison. */
     public NginxGateway withBalancer(Balancer b) {
-        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold, failTimeout,
                 clientHeader, classHeader, maxBodyBytes, workers, readTimeout, b, redisAccess);
     }
 
     public NginxGateway withListenPort(int port) {
-        return new NginxGateway(port, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+        return new NginxGateway(port, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold, failTimeout,
                 clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, redisAccess);
     }
 
     /** AUTH and TLS to Redis. */
     public NginxGateway withRedisAccess(RedisAccess access) {
-        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold, failTimeout,
                 clientHeader, classHeader, maxBodyBytes, workers, readTimeout, balancer, access);
     }
 
     public NginxGateway withWorkers(int n) {
-        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold,
+        return new NginxGateway(listenPort, engines, redisHost, redisPort, redisTimeout, keyPrefix, model, chunkTokens, maxViewAge, hold, failTimeout,
                 clientHeader, classHeader, maxBodyBytes, n, readTimeout, balancer, redisAccess);
     }
 
@@ -287,7 +297,7 @@ public record NginxGateway(int listenPort, Map<String, String> engines, String r
         engines.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> engineList.append("{id = ").append(lua(e.getKey()))
                 .append(", address = ").append(lua(e.getValue())).append("}, "));
         return "{model = " + lua(model) + ", key_prefix = " + lua(keyPrefix) + ", chunk_tokens = " + chunkTokens
-                + ", max_view_age_ms = " + maxViewAge.toMillis() + ", hold_ms = " + hold.toMillis()
+                + ", max_view_age_ms = " + maxViewAge.toMillis() + ", hold_ms = " + hold.toMillis() + ", fail_timeout_ms = " + failTimeout.toMillis()
                 + ", client_header = " + lua(clientHeader) + ", class_header = " + lua(classHeader)
                 + ", redis = {host = " + lua(redisHost) + ", port = " + redisPort + ", timeout_ms = " + redisTimeout.toMillis()
                 + (redisAccess.user() == null ? "" : ", user = " + lua(redisAccess.user()))

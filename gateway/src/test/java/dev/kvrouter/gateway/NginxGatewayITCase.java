@@ -63,6 +63,8 @@ class NginxGatewayITCase {
     private static final List<HttpServer> engines = new ArrayList<>();
     private static final Map<String, AtomicInteger> served = new ConcurrentHashMap<>();
     private static LocalNginx nginx;
+    /** How long an engine a try failed on is left out (e3, where nothing listens, fails every try). */
+    private static final Duration FAIL_TIMEOUT = Duration.ofSeconds(3);
     private static int port;
     private static final ViewLayout layout = new ViewLayout(ViewLayout.DEFAULT_KEY_PREFIX);
     private static final long[] chain = new CanonicalBlockHasher(CHUNK).chain("m", null, PROMPT, List.of());
@@ -81,7 +83,7 @@ class NginxGatewayITCase {
         addresses.put("e3", "127.0.0.1:" + Ports.free()); // nothing listens there: a connect fails
         port = Ports.free();
         NginxGateway gateway = NginxGateway.of(port, addresses, "127.0.0.1", redisServer.port(), "m").withChunkTokens(CHUNK)
-                .withMaxBodyBytes(4096).withHold(Duration.ofSeconds(3)).withWorkers(2);
+                .withMaxBodyBytes(4096).withHold(Duration.ofSeconds(3)).withFailTimeout(FAIL_TIMEOUT).withWorkers(2);
         Path prefix = dir.resolve("nginx");
         nginx = LocalNginx.start(prefix, gateway.render(prefix, LocalNginx.modulesDirectory()), port, System.err);
     }
@@ -308,8 +310,25 @@ class NginxGatewayITCase {
         // (reservationsDrain: the log phase ran for the aborted request and released it)
     }
 
+    /** Until e3's last failed try (an earlier test's) has lapsed: the view picks it again. */
+    private void awaitNotFailedLately(String engine) {
+        long deadline = System.nanoTime() + FAIL_TIMEOUT.plusSeconds(5).toNanos();
+        while (true) {
+            try {
+                if (!metrics().contains("kvr_gateway_failed_lately{engine=\"" + engine + "\"}")) {
+                    return;
+                }
+                assertThat(System.nanoTime()).as(engine + " still left out").isLessThan(deadline);
+                Thread.sleep(50);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
     @Test
     void aHolderThatRefusesConnectionsIsRetriedElsewhereAndTheReservationFollowsTheRequest() throws Exception {
+        awaitNotFailedLately("e3");
         long retriedBefore = counter("retried");
         holds("e3");
         CompletableFuture<HttpResponse<String>> slow = CompletableFuture.supplyAsync(() -> {
@@ -328,6 +347,36 @@ class NginxGatewayITCase {
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("X-Engine")).hasValue(servedBy);
         assertThat(counter("retried")).isEqualTo(retriedBefore + 1);
+    }
+
+    @Test
+    void anEngineATryJustFailedOnIsLeftOutOfTheViewsPicksAndOfLeastConnectionsUntilItsFailTimeout() throws Exception {
+        awaitNotFailedLately("e3");
+        long retriedBefore = counter("retried");
+        long failedBefore = counter("engine_failed");
+        holds("e3");
+        HttpResponse<String> first = post("/v1/completions", completion(false));
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(counter("retried")).as("the view's pick, e3, refused the connection").isEqualTo(retriedBefore + 1);
+        assertThat(counter("engine_failed")).isEqualTo(failedBefore + 1);
+        assertThat(metrics()).contains("kvr_gateway_failed_lately{engine=\"e3\"} 1");
+        // The view still says e3 holds the prompt (its reports have not stopped yet): the pick leaves it out.
+        HttpResponse<String> next = post("/v1/completions", completion(false));
+        assertThat(next.statusCode()).isEqualTo(200);
+        assertThat(next.headers().firstValue("X-Kvr-Route")).hasValue("view");
+        assertThat(next.headers().firstValue("X-Engine")).isNotEmpty();
+        // With Redis away, least connections leaves it out too, though nothing is in flight there.
+        redisServer.stop();
+        try {
+            for (int i = 0; i < 6; i++) {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
+                        .POST(HttpRequest.BodyPublishers.ofString(completion(false))).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).isEqualTo(200);
+            }
+        } finally {
+            redisServer.restartEmpty();
+        }
+        assertThat(counter("retried")).as("no request tried e3 again within its fail timeout").isEqualTo(retriedBefore + 1);
     }
 
     @Test

@@ -17,13 +17,13 @@ class NginxGatewayTest {
     @Test
     void everyProblemIsReportedAtOnce() {
         assertThatThrownBy(() -> new NginxGateway(0, Map.of("a,b", "nowhere"), "127.0.0.1", 6379, Duration.ZERO, "kvr{x}:", "", 0,
-                Duration.ofSeconds(2), Duration.ofMinutes(11), "X-Client-Id", "Bad Header", 10, 0, Duration.ofMinutes(1), null,
+                Duration.ofSeconds(2), Duration.ofMinutes(11), Duration.ofSeconds(-1), "X-Client-Id", "Bad Header", 10, 0, Duration.ofMinutes(1), null,
                 new NginxGateway.RedisAccess("kvr", null, true, null, true, true)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("the gateway's configuration has 14 problem(s)")
+                .hasMessageStartingWith("the gateway's configuration has 15 problem(s)")
                 .hasMessageContaining("listen port").hasMessageContaining("engine id 'a,b'").hasMessageContaining("host:port, got 'nowhere'")
                 .hasMessageContaining("Redis timeout").hasMessageContaining("key prefix").hasMessageContaining("model")
-                .hasMessageContaining("chunk tokens").hasMessageContaining("hold").hasMessageContaining("'Bad Header'")
+                .hasMessageContaining("chunk tokens").hasMessageContaining("hold").hasMessageContaining("fail timeout").hasMessageContaining("'Bad Header'")
                 .hasMessageContaining("max body").hasMessageContaining("workers").hasMessageContaining("balancer")
                 .hasMessageContaining("Redis user kvr without a password file").hasMessageContaining("redis.ssl.ca.location");
     }
@@ -39,7 +39,7 @@ class NginxGatewayTest {
     void theRenderedConfigurationHasNoPlaceholderLeftAndTheLibraryBesideIt(@TempDir Path prefix) {
         String conf = gateway.withKeyPrefix("run-1:").render(prefix, Path.of("/usr/lib/nginx/modules"));
         assertThat(conf).doesNotContain("${").contains("listen 127.0.0.1:8080;").contains("client_max_body_size 8388608;")
-                .contains("client_body_buffer_size 8388608;").contains("key_prefix = \"run-1:\"")
+                .contains("client_body_buffer_size 8388608;").contains("key_prefix = \"run-1:\"").contains("fail_timeout_ms = 10000")
                 .contains("{id = \"e1\", address = \"127.0.0.1:9001\"}, {id = \"e2\", address = \"127.0.0.1:9002\"}")
                 .contains("lua_package_path \"" + prefix.resolve("lua") + "/?.lua;;\"");
         for (String file : NginxGateway.LUA_FILES) {

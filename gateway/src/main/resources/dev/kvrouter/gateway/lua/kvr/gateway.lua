@@ -8,7 +8,8 @@
 --
 -- Every request is routed: when the view cannot answer (Redis away or slow, NO_VIEW, the library
 -- missing, NOPERM, another layout) it goes to the engine with the fewest requests in flight through
--- this nginx (a shared dict), and the reason is counted and logged.
+-- this nginx (a shared dict), and the reason is counted and logged. An engine a try failed on is left
+-- out of both for fail_timeout_ms (see failed_lately).
 local cjson = require "cjson.safe"
 local resp = require "kvr.resp"
 local blockhash = require "kvr.blockhash"
@@ -29,11 +30,11 @@ local MAX_BLOCKS = 65536
 local config
 local engines_by_id = {}
 local engine_ids = {}
-local stats -- the shared dict: in-flight counts ("c:<engine>") and counters ("n:<name>")
+local stats -- the shared dict: in-flight counts ("c:<engine>"), counters ("n:<name>"), failed engines ("f:<engine>")
 
 local DEFAULTS = {
   key_prefix = "kvr:", chunk_tokens = 16, model = nil, lora = "",
-  max_view_age_ms = 2000, hold_ms = 0, hold_poll_ms = 25,
+  max_view_age_ms = 2000, hold_ms = 0, hold_poll_ms = 25, fail_timeout_ms = 10000,
   client_header = "X-Client-Id", class_header = "X-Prefix-Class",
   shared_dict = "kvr_gateway", keepalive_ms = 60000,
   redis = {host = "127.0.0.1", port = 6379, timeout_ms = 50, connect_timeout_ms = 200, pool_size = 32},
@@ -66,6 +67,7 @@ function _M.configure(given)
   need(c.max_view_age_ms >= 0, "max_view_age_ms: >= 0")
   need(c.hold_ms >= 0 and c.hold_ms <= 600000, "hold_ms: 0 (never hold) to 600000")
   need(c.hold_poll_ms > 0, "hold_poll_ms: > 0")
+  need(c.fail_timeout_ms >= 0, "fail_timeout_ms: 0 (never leave a failed engine out) or more")
   need(not c.key_prefix:find("[{}]"), "key_prefix: no braces (they make Redis Cluster hash tags)")
   need(c.redis.timeout_ms > 0, "redis.timeout_ms: > 0")
   if c.redis.password_file then
@@ -96,16 +98,46 @@ local function in_flight(id)
   return stats:get("c:" .. id) or 0
 end
 
--- The engine with the fewest requests in flight through this nginx, skipping `tried` (ties: the
--- order the engines are configured in, from a rotating start so that ties spread).
+-- Engines a try failed on lately (refused, timed out, answered 502 or 503: the balancer phase), each
+-- for fail_timeout_ms (the shared dict's own expiry), as nginx's max_fails=1 fail_timeout does for its
+-- balancers. The view learns an engine is gone only once its reports stop, seconds later, and least
+-- connections alone prefers an engine that fails fast, having nothing in flight there: left alone,
+-- both would send it request after request, each paying a failed try first.
+local function failed_lately(id)
+  return stats:get("f:" .. id) ~= nil
+end
+
+local function mark_failed(id)
+  if config.fail_timeout_ms > 0 then
+    stats:set("f:" .. id, true, config.fail_timeout_ms / 1000)
+    count("engine_failed")
+  end
+end
+
+-- The engines the view's pick must leave out (kvr_pick's avoid argument): those that failed lately,
+-- unless every one did (then none: the view's own statuses decide).
+local function avoided()
+  local list = {}
+  for _, id in ipairs(engine_ids) do
+    if failed_lately(id) then list[#list + 1] = id end
+  end
+  if #list == #engine_ids then return "" end
+  return concat(list, ",")
+end
+
+-- The engine with the fewest requests in flight through this nginx, skipping `tried` and, while
+-- another is left, those that failed lately (ties: the order the engines are configured in, from a
+-- rotating start so that ties spread).
 local function least_connections(tried)
-  local best, best_n
+  local best, best_n, best_failed
   local start = (stats:incr("n:rotation", 1, 0) % #engine_ids)
   for i = 1, #engine_ids do
     local id = engine_ids[(start + i - 1) % #engine_ids + 1]
     if not (tried and tried[id]) then
-      local n = in_flight(id)
-      if not best or n < best_n then best, best_n = id, n end
+      local n, failed = in_flight(id), failed_lately(id)
+      if not best or (best_failed and not failed) or (failed == best_failed and n < best_n) then
+        best, best_n, best_failed = id, n, failed
+      end
     end
   end
   return best
@@ -206,7 +238,7 @@ function _M.access()
           or (err:find("timeout") and "redis_timeout") or "redis_away"
       log(WARN, "kvr: routing on load alone, Redis: ", err)
     else
-      local args = {config.max_view_age_ms, k.class, k.client, k.request_id, n, packed, "", config.hold_ms > 0 and config.hold_ms or ""}
+      local args = {config.max_view_age_ms, k.class, k.client, k.request_id, n, packed, avoided(), config.hold_ms > 0 and config.hold_ms or ""}
       local deadline = ngx.now() * 1000 + config.hold_ms
       local answer, kind, message
       while true do
@@ -307,6 +339,7 @@ function _M.balance()
   local state = balancer.get_last_failure()
   if state then
     k.tried[k.engine] = true
+    mark_failed(k.engine)
     stats:incr("c:" .. k.engine, -1, 0)
     local next_engine = least_connections(k.tried)
     if not next_engine then return ngx.exit(502) end
@@ -421,6 +454,8 @@ function _M.metrics()
       lines[#lines + 1] = "kvr_gateway_" .. name .. "_total " .. tostring(v)
     elseif kind == "c" then
       lines[#lines + 1] = 'kvr_gateway_in_flight{engine="' .. name .. '"} ' .. tostring(v)
+    elseif kind == "f" then
+      lines[#lines + 1] = 'kvr_gateway_failed_lately{engine="' .. name .. '"} 1'
     end
   end
   table.sort(lines)
