@@ -380,6 +380,27 @@ class NginxGatewayITCase {
     }
 
     @Test
+    void aPickThatTimesOutAndRunsLateInRedisLeavesNoReservation() throws Exception {
+        long timeoutsBefore = counter("load_only_redis_timeout");
+        holds("e1");
+        fresh();
+        // Redis busy for 400 ms with another client's script (as behind a burst's queued picks): the pick times out, the
+        // request goes on load alone, and Redis runs the pick when it gets to it: a reservation for a request that went elsewhere.
+        try (StatefulRedisConnection<String, String> other = client.connect()) {
+            other.async().eval("local t0 = redis.call('TIME') local start = t0[1] * 1e6 + t0[2] "
+                    + "while true do local t = redis.call('TIME') if t[1] * 1e6 + t[2] - start > 400000 then return 1 end end",
+                    io.lettuce.core.ScriptOutputType.INTEGER);
+            Thread.sleep(30);
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
+                    .POST(HttpRequest.BodyPublishers.ofString(completion(false))).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.headers().firstValue("X-Kvr-Route")).hasValue("load_only; redis_timeout");
+            assertThat(counter("load_only_redis_timeout")).isEqualTo(timeoutsBefore + 1);
+        }
+        // (reservationsDrain: kvr_done followed the late pick and released what it made, long before its TTL)
+    }
+
+    @Test
     void whileEveryEngineIsFullARequestWaitsAtTheGatewayAndTakesTheFirstSlotFreed() throws Exception {
         long heldBefore = counter("held");
         holds("e1");

@@ -40,6 +40,7 @@ class NginxGatewayTest {
         String conf = gateway.withKeyPrefix("run-1:").render(prefix, Path.of("/usr/lib/nginx/modules"));
         assertThat(conf).doesNotContain("${").contains("listen 127.0.0.1:8080;").contains("client_max_body_size 8388608;")
                 .contains("client_body_buffer_size 8388608;").contains("key_prefix = \"run-1:\"").contains("fail_timeout_ms = 10000")
+                .contains("timeout_ms = " + NginxGateway.DEFAULT_REDIS_TIMEOUT.toMillis())
                 .contains("{id = \"e1\", address = \"127.0.0.1:9001\"}, {id = \"e2\", address = \"127.0.0.1:9002\"}")
                 .contains("lua_package_path \"" + prefix.resolve("lua") + "/?.lua;;\"");
         for (String file : NginxGateway.LUA_FILES) {

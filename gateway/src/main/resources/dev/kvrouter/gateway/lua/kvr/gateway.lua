@@ -37,7 +37,7 @@ local DEFAULTS = {
   max_view_age_ms = 2000, hold_ms = 0, hold_poll_ms = 25, fail_timeout_ms = 10000,
   client_header = "X-Client-Id", class_header = "X-Prefix-Class",
   shared_dict = "kvr_gateway", keepalive_ms = 60000,
-  redis = {host = "127.0.0.1", port = 6379, timeout_ms = 50, connect_timeout_ms = 200, pool_size = 32},
+  redis = {host = "127.0.0.1", port = 6379, timeout_ms = 100, connect_timeout_ms = 200, pool_size = 32},
 }
 
 local function with_defaults(given, defaults)
@@ -273,7 +273,11 @@ function _M.access()
         k.reserved = answer[A.reason] == REASON.HOLD -- (a held request's place in the waiting room)
       else
         k.why = kind
-        k.reserved = k.held
+        -- A pick that timed out or lost its connection was sent: Redis may still run it once it
+        -- catches up (a burst's picks queue behind each other) and reserve an engine this request
+        -- never goes to. Released like any reservation, a little later (log).
+        k.late_pick = kind == "redis_timeout" or kind == "redis_away"
+        k.reserved = k.held or k.late_pick
         log(WARN, "kvr: routing on load alone, the view did not answer (", kind, "): ", message)
       end
     end
@@ -427,6 +431,8 @@ done = function(premature, request_id)
   end
 end
 
+local LATE_PICK_S = 1
+
 --- The log phase: the request ended (complete, streamed, aborted by the client, failed upstream):
 --- its in-flight count and its reservation go. Cosockets do not work here: kvr_done runs in a timer.
 function _M.log()
@@ -436,7 +442,9 @@ function _M.log()
   if k.reserved and (k.moving or 0) > 0 then
     k.ended = true -- the last move sends kvr_done (follow)
   elseif k.reserved then
-    local ok, err = ngx.timer.at(0, done, k.request_id)
+    -- After a pick that may still run late, kvr_done waits LATE_PICK_S so that it comes after it
+    -- (a pick later than that lapses at the reservation TTL).
+    local ok, err = ngx.timer.at(k.late_pick and LATE_PICK_S or 0, done, k.request_id)
     if not ok then
       count("done_failed")
       log(WARN, "kvr: cannot schedule kvr_done (the reservation lapses at its TTL): ", err)
