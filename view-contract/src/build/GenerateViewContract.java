@@ -28,9 +28,11 @@ public final class GenerateViewContract {
 
     private static final Pattern TOP = Pattern.compile("^([a-z_]+):\\s*(.*)$");
     private static final Pattern ITEM = Pattern.compile("^  - name: ([A-Za-z_][A-Za-z0-9_]*)\\s*$");
-    private static final Pattern FIELD = Pattern.compile("^    ([a-z_]+): (.+)$");
+    private static final Pattern FIELD = Pattern.compile("^    ([a-z_][a-z0-9_]*): (.+)$");
     private static final List<String> SECTIONS = List.of("functions", "keys", "reservation_keys", "meta", "engine_fields",
-            "engine_statuses", "answer", "pick_constants", "outcomes", "reasons");
+            "engine_statuses", "answer", "pick_constants", "outcomes", "reasons", "library_revisions");
+    /** Where the library's stage files leave its revision, which the build fills in from the contract's register. */
+    static final String REVISION_TOKEN = "@REVISION@";
 
     /** One entry of a section: its name and fields (description, default, key, suffix), in file order. */
     record Entry(String name, Map<String, String> fields) {
@@ -319,7 +321,44 @@ public final class GenerateViewContract {
         for (Path f : files) {
             lib.append(Files.readString(f, StandardCharsets.UTF_8));
         }
-        return lib.toString();
+        String joined = lib.toString();
+        int token = joined.indexOf(REVISION_TOKEN);
+        if (token < 0 || joined.indexOf(REVISION_TOKEN, token + 1) >= 0) {
+            throw new IllegalStateException(luaDir + ": the library must say " + REVISION_TOKEN + " exactly once (local REVISION = "
+                    + REVISION_TOKEN + ")");
+        }
+        return withRevision(joined, c.section("library_revisions"));
+    }
+
+    /**
+     * The library with its revision: the registered one whose sha256 the library has with that revision written in,
+     * else the next one (LibraryRevisionTest then fails, naming the hash to register).
+     */
+    static String withRevision(String joined, List<Entry> register) {
+        int next = 1;
+        for (Entry r : register) {
+            if (!r.name().matches("r[1-9][0-9]*") || r.field("sha256") == null || !r.field("sha256").matches("[0-9a-f]{64}")) {
+                throw new IllegalStateException("library_revisions: '" + r.name() + "' must be rN with a sha256 of 64 hex digits");
+            }
+            int revision = Integer.parseInt(r.name().substring(1));
+            if (revision != next) {
+                throw new IllegalStateException("library_revisions: expected r" + next + ", got " + r.name() + " (one each, in order)");
+            }
+            next++;
+            String library = joined.replace(REVISION_TOKEN, Integer.toString(revision));
+            if (sha256(library).equals(r.field("sha256"))) {
+                return library;
+            }
+        }
+        return joined.replace(REVISION_TOKEN, Integer.toString(next));
+    }
+
+    static String sha256(String text) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     static String gateway(Contract c) {

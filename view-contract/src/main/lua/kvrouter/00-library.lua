@@ -7,5 +7,5 @@
 -- (LibraryRevisionTest holds each revision's code hash). A job refuses to replace a library of a
 -- later layout or revision than its own (ViewConnection.loadViewFunctions): an older job must not
 -- silently downgrade the routing of every balancer.
-local REVISION = 7
+local REVISION = @REVISION@
 
