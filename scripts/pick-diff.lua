@@ -69,6 +69,8 @@ local function hex16() return string.format('%04x%04x%04x%04x', math.random(0, 6
   math.random(0, 65535), math.random(0, 65535)) end
 
 local compared = 0
+-- COUNT (set by pick-diff.sh): count the calls that differ, by what changed, instead of stopping at the first.
+local changed = {}
 for case = 1, cases do
   clear()
   local now = 1764770000000 + math.random(0, 1000000)
@@ -208,9 +210,11 @@ for case = 1, cases do
     return lib.done({engines_key, res}, args)
   end
   local before = dump()
-  local answer_a, state_a = answer_text(run(A)), state()
+  local run_answer_a = run(A)
+  local answer_a, state_a = answer_text(run_answer_a), state()
   restore(before)
-  local answer_b, state_b = answer_text(run(B)), state()
+  local run_answer_b = run(B)
+  local answer_b, state_b = answer_text(run_answer_b), state()
   local where = nil
   if answer_a ~= answer_b then where = 'answer: ' .. answer_a .. '  vs  ' .. answer_b end
   for i = 1, math.max(#state_a, #state_b) do
@@ -221,11 +225,25 @@ for case = 1, cases do
         .. (y and y.key or '-') .. ': ' .. (y and y.text or '-') .. ' ttl ' .. (y and y.ttl or '-')
     end
   end
-  if where then
+  if where and not COUNT then
     clear()
     return {'case ' .. case .. ' (seed ' .. seed .. '), ' .. kind .. ' ' .. table.concat(args, ' '), where}
+  end
+  if where then
+    -- Counted by what changed: the engine and reason answered (A's -> B's), or the keys alone.
+    local a, b = run_answer_a, run_answer_b
+    local change = answer_a ~= answer_b and (kind .. ' ' .. a[3] .. ' -> ' .. b[3] .. (a[1] == b[1] and ', same engine' or ''))
+      or (kind .. ' keys only')
+    changed[change] = (changed[change] or 0) + 1
   end
   compared = compared + 1
 end
 clear()
+if COUNT then
+  local lines = {compared .. ' calls compared, ' .. compared - (function() local n = 0 for _, c in pairs(changed) do n = n + c end return n end)()
+    .. ' the same; the others by what changed:'}
+  for change, n in pairs(changed) do lines[#lines + 1] = string.format('%6d  %s', n, change) end
+  table.sort(lines, function(x, y) return x > y end)
+  return lines
+end
 return {compared .. ' calls compared, the same answers and keys'}

@@ -11,6 +11,8 @@
 #   scripts/pick-diff.sh <git revision>                   # that revision's library against the working copy's
 #   CASES=5000 SEEDS="1 2 3" scripts/pick-diff.sh HEAD~1
 #   OTHER=/path/to/kvrouter.lua scripts/pick-diff.sh      # a file instead of a revision
+#   COUNT=1 scripts/pick-diff.sh <git revision>           # a deliberate change: every call compared, the
+#                                                         # differing ones counted by what changed
 #
 # Its keys (a fresh prefix) are deleted when it ends; it blocks Redis for the whole EVAL (seconds):
 # never against a Redis that serves anything else.
@@ -49,6 +51,7 @@ families() {
 }
 {
   echo "local CLOCK = {now = 0}"
+  echo "local COUNT = ${COUNT:+true}"
   families
   wrap library_a "$other"
   wrap library_b "$mine"
