@@ -16,12 +16,21 @@ eq(overloaded(h, 'e1'), REASON.SPILL_FULL, 'full while another has a slot')
 h.free_slots = false
 eq(overloaded(h, 'e1'), nil, 'full while every engine is full')
 
--- hot: unpriced, over busy_factor x the fleet mean and busy_factor requests.
+-- A free slot is priced before any slot time is known: it waits for no request to end, and the
+-- cost prices the prefill queued ahead. Every slot taken, it is not.
 h = head({engines = {e1 = engine({slot_ms = 0, load = 5})}, mean = 2})
+eq(overloaded(h, 'e1'), nil, 'a hot engine with a free slot, no slot time known')
+h.prefill_rate = nil
+eq(overloaded(h, 'e1'), REASON.SPILL_HOT, 'a free slot, no prefill rate: unpriced')
+h = head({engines = {e1 = engine({slots = 4, slot_ms = 0, load = 5})}, mean = 2, free_slots = false})
+eq(overloaded(h, 'e1'), REASON.SPILL_HOT, 'every slot taken, no slot time known: unpriced')
+
+-- hot: unpriced (slots not learned), over busy_factor x the fleet mean and busy_factor requests.
+h = head({engines = {e1 = engine({slots = 0, slot_ms = 0, load = 5})}, mean = 2})
 eq(overloaded(h, 'e1'), REASON.SPILL_HOT, 'load 5 over 2 x mean 2')
-h = head({engines = {e1 = engine({slot_ms = 0, load = 3})}, mean = 0.5})
+h = head({engines = {e1 = engine({slots = 0, slot_ms = 0, load = 3})}, mean = 0.5})
 eq(overloaded(h, 'e1'), REASON.SPILL_HOT, 'load 3 over 2 x max(mean, 1)')
-h = head({engines = {e1 = engine({slot_ms = 0, load = 2})}, mean = 0.5})
+h = head({engines = {e1 = engine({slots = 0, slot_ms = 0, load = 2})}, mean = 0.5})
 eq(overloaded(h, 'e1'), nil, 'never under busy_factor requests')
 -- Slots not learned and nothing waiting at the report: only what was placed since counts.
 h = head({engines = {e1 = engine({slots = 0, slot_ms = 0, load = 5, running = 4, waiting = 0})}, mean = 2})

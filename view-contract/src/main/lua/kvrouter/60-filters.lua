@@ -24,9 +24,12 @@ end
 -- Where the cost can price what a full or hot engine costs a request there (the prefill rate, the
 -- engine's slots and slot time known: the prefill queued ahead of it, the wait for a slot), neither
 -- turns a holder away by itself: an engine with a free slot may have seconds of cold prefills
--- queued. Until then the two load thresholds below do.
+-- queued. Until then the two load thresholds below do. A free slot needs no slot time: a request
+-- placed there waits for no other to end, only for the prefill queued ahead, which the cost prices;
+-- before any request of the fleet had ended, a holder with free slots was turned away as hot
+-- (system-prompt's slowest request at 1 balancer: BENCHMARKS.md, "The whole matrix on this routing").
 local function unpriced(h, e)
-  return not (h.prefill_rate and e.slots > 0 and e.slot_ms > 0)
+  return not (h.prefill_rate and e.slots > 0 and (e.slot_ms > 0 or e.load < e.slots))
 end
 
 -- Every slot taken (the engine's requests, with the placements since its report, fill the slots it
