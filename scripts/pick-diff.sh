@@ -51,7 +51,7 @@ families() {
 }
 {
   echo "local CLOCK = {now = 0}"
-  echo "local COUNT = ${COUNT:+true}"
+  if [ -n "${COUNT:-}" ]; then echo "local COUNT = true"; else echo "local COUNT = false"; fi
   families
   wrap library_a "$other"
   wrap library_b "$mine"
