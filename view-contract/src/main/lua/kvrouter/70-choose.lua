@@ -19,25 +19,6 @@ local function before(h, a, b, runs)
   return a < b
 end
 
--- The engine no filter refuses where the request costs the least, given each engine's run; nil when
--- every engine is refused.
-local function soonest(h, runs)
-  local least, costs = math.huge, {}
-  for id in pairs(h.engines) do
-    if not refused(h, id) then
-      local t = cost(h, id, runs)
-      costs[id] = t
-      if t < least then least = t end
-    end
-  end
-  local best
-  local within = least + SAME_DELAY * least
-  for id, t in pairs(costs) do
-    if t <= within and (not best or before(h, id, best, runs)) then best = id end
-  end
-  return best
-end
-
 -- Whether engine `id` at cost `c` goes before `best` at `best_cost` (none yet: it does) by cost alone,
 -- exact ties by the lower load, then the id.
 local function cheaper(h, id, c, best, best_cost)
@@ -47,19 +28,35 @@ local function cheaper(h, id, c, best, best_cost)
   return load < best_load or (load == best_load and id < best)
 end
 
--- The engine the request would go to with nobody's cache counted (the least cost over the whole
--- prompt), or false: what the added wait is measured from.
-local function blind(h)
-  if h.blind == nil then
-    local best, best_cost = false, nil
-    for id in pairs(h.engines) do
-      if not refused(h, id) then
-        local u = cost(h, id, NO_RUNS)
-        if cheaper(h, id, u, best, best_cost) then best, best_cost = id, u end
-      end
+-- The engine no filter refuses where the request costs the least, given each engine's run; nil when
+-- every engine is refused. The same pass prices the blind choice (h.blind, see blind): the engines
+-- are the same, and only a holder's cost differs without its run.
+local function soonest(h, runs)
+  local least, costs = math.huge, {}
+  local blind_best, blind_cost = false, nil
+  for id in pairs(h.engines) do
+    if not refused(h, id) then
+      local t = cost(h, id, runs)
+      costs[id] = t
+      if t < least then least = t end
+      local u = runs[id] and cost(h, id, NO_RUNS) or t
+      if cheaper(h, id, u, blind_best, blind_cost) then blind_best, blind_cost = id, u end
     end
-    h.blind = best
   end
+  if h.blind == nil then h.blind = blind_best end
+  local best
+  local within = least + SAME_DELAY * least
+  for id, t in pairs(costs) do
+    if t <= within and (not best or before(h, id, best, runs)) then best = id end
+  end
+  return best
+end
+
+-- The engine the request would go to with nobody's cache counted (the least cost over the whole
+-- prompt), or false: what the added wait is measured from. Priced by soonest when the pick chose by
+-- cost; else (a burst's copy, an empty prompt) by a pass of its own.
+local function blind(h)
+  if h.blind == nil then soonest(h, NO_RUNS) end
   return h.blind
 end
 
