@@ -44,8 +44,9 @@ local RESERVED, DONE = RES_KEY.engine, RES_KEY.done
 -- This Lua state's id: TIME's seconds and microseconds at its first writing call, and the address of
 -- its kept counts (which tells apart two library instances in one Lua state: the test's).
 local state_id
--- <res> -> {size = keys kept, [RESERVED] = engine -> kept, [DONE] = engine -> kept}, where each kept is
--- {count, bound (nil: count again), expires (the key's, as last set here; nil: unknown)}.
+-- <res> -> {size = keys kept, [RESERVED] = engine -> kept, [DONE] = engine -> kept, oldest = by-time key ->
+-- a lower bound on its scores (see sweep)}, where each kept is {count, bound (nil: count again),
+-- expires (the key's, as last set here; nil: unknown)}.
 local kept, kept_size = {}, 0
 
 -- The kept counts of `res` for this call (nil: none may be kept or used), after the check above.
@@ -67,7 +68,7 @@ local function kept_counts(res, writing, ttl)
     if kept_size >= KEPT_CAP then kept, kept_size = {}, 0 end
     kept_size = kept_size + 1
   end
-  kept[res] = {size = 0, [RESERVED] = {}, [DONE] = {}}
+  kept[res] = {size = 0, [RESERVED] = {}, [DONE] = {}, oldest = {}}
   return kept[res]
 end
 
@@ -108,6 +109,34 @@ local function written(res, kind, engine, expires)
     entry = entry or kept_entry(k, kind, engine)
     entry.expires = expires
   end
+end
+
+-- The sweeps. A by-time key (reservations by when they were made, pending prefixes by when they
+-- expire) is swept on every placement: at most SWEEP members scored below `before` leave, oldest
+-- first (`drop` removes one everywhere). The kept counts `k` (see kept_counts: only this Lua state
+-- writes the keys while they are kept) also keep a lower bound on each by-time key's scores: the
+-- least score a sweep left there, lowered by every score written since (scored_at); removals only
+-- raise the true least. While that bound is at or past `before` nothing is due and the sweep reads
+-- nothing, so it costs a command only when something may be.
+local function sweep(k, key, before, drop)
+  local oldest = k and k.oldest[key]
+  if oldest and oldest >= before then return end
+  -- One read past SWEEP: the first member left tells the bound.
+  local got = redis.call('ZRANGE', key, 0, SWEEP, 'WITHSCORES')
+  local bound = math.huge
+  for i = 1, #got, 2 do
+    local score = tonumber(got[i + 1])
+    if score >= before then bound = score; break end
+    if i > 2 * SWEEP then bound = nil; break end
+    drop(got[i])
+  end
+  if k then k.oldest[key] = bound end
+end
+
+-- A score written to a by-time key: the kept bound (if any) lowered to it.
+local function scored_at(k, key, score)
+  local oldest = k and k.oldest[key]
+  if oldest and score < oldest then k.oldest[key] = score end
 end
 
 -- Removes one reservation everywhere it is counted; 1 when there was one.

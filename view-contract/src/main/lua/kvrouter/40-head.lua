@@ -151,7 +151,8 @@ local function read_head(meta_key, engines_key, classes_key, res, client, now, a
   local h = read_meta(meta_key, now)
   if not h then return nil end
   h.classes, h.res, h.client = classes_key, res, client
-  local fewest, longest = read_engines(h, engines_key, avoid, kept_counts(res, writing, h.res_ttl))
+  h.kept = kept_counts(res, writing, h.res_ttl)
+  local fewest, longest = read_engines(h, engines_key, avoid, h.kept)
   learn_unknown(h, fewest, longest)
   read_backlog(h)
   read_client(h)

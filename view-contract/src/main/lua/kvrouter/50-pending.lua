@@ -86,15 +86,15 @@ local function pending_field(list, engine, own, mine, now)
   return table.concat(parts, ','), last
 end
 
--- Keeps the pending prefixes bounded: expired block hashes swept (at most SWEEP a call), then past
--- PENDING_CAP the soonest to expire; both keys live until the latest holder expires (`ttl`): a TTL
--- is set when there is none (NX) and otherwise only ever extended (GT), so a placement ready sooner
--- does not cut a later one short.
-local function trim_pending(key, by_time, now, ttl)
-  for _, old in ipairs(redis.call('ZRANGEBYSCORE', by_time, '-inf', '(' .. now, 'LIMIT', 0, SWEEP)) do
+-- Keeps the pending prefixes bounded: expired block hashes swept (at most SWEEP a call: sweep, with
+-- the kept counts `k`), then past PENDING_CAP the soonest to expire; both keys live until the latest
+-- holder expires (`ttl`): a TTL is set when there is none (NX) and otherwise only ever extended (GT),
+-- so a placement ready sooner does not cut a later one short.
+local function trim_pending(k, key, by_time, now, ttl)
+  sweep(k, by_time, now, function(old)
     redis.call('HDEL', key, old)
     redis.call('ZREM', by_time, old)
-  end
+  end)
   local over = redis.call('ZCARD', by_time) - PENDING_CAP
   if over > 0 then
     for _, old in ipairs(redis.call('ZRANGE', by_time, 0, over - 1)) do
@@ -102,9 +102,9 @@ local function trim_pending(key, by_time, now, ttl)
       redis.call('ZREM', by_time, old)
     end
   end
-  for _, k in ipairs({key, by_time}) do
-    redis.call('PEXPIRE', k, ttl, 'NX')
-    redis.call('PEXPIRE', k, ttl, 'GT')
+  for _, name in ipairs({key, by_time}) do
+    redis.call('PEXPIRE', name, ttl, 'NX')
+    redis.call('PEXPIRE', name, ttl, 'GT')
   end
 end
 
@@ -124,7 +124,7 @@ local function pend(h, engine, ready, held)
   -- The pick read and parsed these fields already when it matched them (nothing writes between).
   local lists = h.pending_entries or pending_entries(redis.call('HMGET', key, unpack(h.sampled)))
   -- Every field in one HSET and one ZADD (the same end state as a write per field, a tenth of the calls).
-  local values, scores = {}, {}
+  local values, scores, least = {}, {}, math.huge
   for i, field in ipairs(h.sampled) do
     local mine = ready_with_copy(lists[i], engine, epoch, h.at[i] <= held and now or ready, now)
     local mine36 = text36[mine]
@@ -137,10 +137,13 @@ local function pend(h, engine, ready, held)
     values[#values + 1] = text
     scores[#scores + 1] = last + PENDING_MS
     scores[#scores + 1] = field
+    least = math.min(least, last + PENDING_MS)
   end
+  local by_time = h.res .. RES_KEY.pending_by_time
   redis.call('HSET', key, unpack(values))
-  redis.call('ZADD', h.res .. RES_KEY.pending_by_time, unpack(scores))
-  trim_pending(key, h.res .. RES_KEY.pending_by_time, now, ready - now + PENDING_MS)
+  redis.call('ZADD', by_time, unpack(scores))
+  scored_at(h.kept, by_time, least)
+  trim_pending(h.kept, key, by_time, now, ready - now + PENDING_MS)
 end
 
 -- The runs pending placements bring (see PENDING_MS), merged into the view's match: an engine's run

@@ -11,6 +11,7 @@ local function reserve(h, result, request, n)
   local by_engine = res .. RESERVED .. engine
   redis.call('HSET', res, request, engine .. '|' .. now .. '|' .. tokens .. '|' .. h.client)
   redis.call('ZADD', res .. RES_KEY.by_time, now, request)
+  scored_at(h.kept, res .. RES_KEY.by_time, now)
   redis.call('ZADD', by_engine, now, request)
   if h.client ~= '' then
     local key = res .. RES_KEY.client .. h.client
@@ -29,9 +30,7 @@ local function reserve(h, result, request, n)
     end
     redis.call('PEXPIRE', res .. RES_KEY.prefill, ttl)
   end
-  for _, old in ipairs(redis.call('ZRANGEBYSCORE', res .. RES_KEY.by_time, '-inf', '(' .. (now - ttl), 'LIMIT', 0, SWEEP)) do
-    release(res, old)
-  end
+  sweep(h.kept, res .. RES_KEY.by_time, now - ttl, function(old) release(res, old) end)
   local over = redis.call('ZCARD', by_engine) - RESERVATION_CAP
   if over > 0 then
     for _, old in ipairs(redis.call('ZRANGE', by_engine, 0, over - 1)) do release(res, old) end

@@ -48,6 +48,12 @@ local function spare_for_burst(h)
   return nil
 end
 
+-- Milliseconds as the answer writes them, to a tenth; a zero (most answers' hand-off and added wait)
+-- without a string.format, ~1 us each.
+local function tenths(ms)
+  return ms == 0 and '0.0' or string.format('%.1f', ms)
+end
+
 -- Disaggregated serving: the least loaded decode engine that is ready and not hot (else the least
 -- loaded), and the whole prompt's KV hand-off to it, on the TTFT path whatever the cache saved.
 local function decode_handoff(h, result)
@@ -61,7 +67,7 @@ local function decode_handoff(h, result)
   local handoff_ms = 0
   if best ~= '' and h.kv_bytes and h.fabric then handoff_ms = h.n * h.chunk * h.kv_bytes / h.fabric * 1000 end
   result[ANSWER.decode_engine] = best
-  result[ANSWER.handoff_ms] = string.format('%.1f', handoff_ms)
+  result[ANSWER.handoff_ms] = tenths(handoff_ms)
   return result
 end
 
@@ -88,10 +94,10 @@ local function answer(h, id, run, reason, confidence)
   end
   result[ANSWER.outcome] = outcome
   result[ANSWER.saved_tokens] = tokens
-  result[ANSWER.saved_usd] = string.format('%.6f', tokens * h.price / 1000000)
-  result[ANSWER.saved_prefill_ms] = string.format('%.1f', saved_ms)
+  result[ANSWER.saved_usd] = tokens == 0 and '0.000000' or string.format('%.6f', tokens * h.price / 1000000)
+  result[ANSWER.saved_prefill_ms] = tenths(saved_ms)
   result[ANSWER.best_match] = h.best_run
-  result[ANSWER.added_wait_ms] = string.format('%.1f', added_wait(h, id))
+  result[ANSWER.added_wait_ms] = tenths(added_wait(h, id))
   return decode_handoff(h, result)
 end
 

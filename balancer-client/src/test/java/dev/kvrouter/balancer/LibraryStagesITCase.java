@@ -17,7 +17,7 @@ import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Each stage of the pick (view-contract/src/main/lua/kvrouter: filters, cost, choose, rules) against its own cases:
+ * Each stage of the pick (view-contract/src/main/lua/kvrouter: the sweeps, filters, cost, choose, rules) against its own cases:
  * one Lua file a stage (src/test/resources/library-stages/&lt;stage&gt;.lua), run in Redis as one EVAL after the
  * library's body, so the stage's functions are called directly on a head built by hand. Adding a rule is its stage,
  * these cases, and the contract if it needs a new reason.
@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class LibraryStagesITCase {
 
     /** The stage test files, in the library's order. */
-    static final List<String> STAGES = List.of("60-filters", "65-cost", "70-choose", "75-rules");
+    static final List<String> STAGES = List.of("20-reservations", "60-filters", "65-cost", "70-choose", "75-rules");
 
     @TempDir
     static Path dir;
