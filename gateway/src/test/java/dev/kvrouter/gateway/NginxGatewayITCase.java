@@ -436,6 +436,62 @@ class NginxGatewayITCase {
     }
 
     @Test
+    void heldRequestsWaitInLineAndOnlyEachWorkersOldestAsksTheView() throws Exception {
+        holds("e1");
+        for (String e : List.of("e1", "e2", "e3")) { // one slot each, taken
+            redis.hset(layout.enginesKey(), e, new EngineEntry("READY", 0, 1, 500, TAU, 1, false, System.currentTimeMillis(), EngineEntry.BOTH,
+                    1, 0, 20_000).encode());
+        }
+        int held = 8;
+        List<CompletableFuture<HttpResponse<String>>> waiting = new java.util.ArrayList<>();
+        for (int i = 0; i < held; i++) {
+            waiting.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    return post("/v1/completions", completion(false));
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            }));
+        }
+        awaitTrue(() -> redis.zcard(layout.heldRequestsKey()) == held, "every request held");
+        long fcallsBefore = fcalls();
+        long start = System.nanoTime();
+        // Past the library's HOLD_STALE_MS (1 s): a held request nobody asked for or kept loses its place.
+        while (System.nanoTime() - start < Duration.ofMillis(1_400).toNanos()) {
+            fresh();
+            Thread.sleep(100);
+        }
+        double polls = (System.nanoTime() - start) / 25e6;
+        long fcalls = fcalls() - fcallsBefore;
+        assertThat(redis.zcard(layout.heldRequestsKey())).as("every place kept (kvr_holding)").isEqualTo(held);
+        // Each of the two workers' oldest asks once a poll, and keeps the others' places every 250 ms; every held
+        // request asking each poll would be `held` times the polls.
+        assertThat((double) fcalls).as("FCALLs in %.0f polls of %d held requests", polls, held).isLessThan(2.6 * polls + 20);
+        assertThat(waiting).noneMatch(CompletableFuture::isDone);
+        // Slots free for all of them (e3, where nothing listens, takes none): each worker's line drains at once, not one
+        // request a poll.
+        for (String e : List.of("e1", "e2", "e3")) {
+            redis.hset(layout.enginesKey(), e, new EngineEntry(e.equals("e3") ? "BUSY" : "READY", 0, 0, 500, TAU, 1, false,
+                    System.currentTimeMillis(), EngineEntry.BOTH, 4, 0, 20_000).encode());
+        }
+        fresh();
+        long freed = System.nanoTime();
+        for (CompletableFuture<HttpResponse<String>> w : waiting) {
+            HttpResponse<String> r = w.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.headers().firstValue("X-Kvr-Route")).hasValue("view");
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - freed)).as("the lines drained").isLessThan(Duration.ofMillis(1_000));
+        assertThat(redis.zcard(layout.heldRequestsKey())).isZero();
+    }
+
+    /** FCALLs Redis has run (every function: kvr_pick, kvr_holding, kvr_done). */
+    private long fcalls() {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_fcall:calls=(\\d+)").matcher(redis.info("commandstats"));
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    @Test
     void textIsRoutedOnLoadAloneAndSaysSo() throws Exception {
         HttpResponse<String> r = post("/v1/chat/completions", "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
         assertThat(r.statusCode()).isEqualTo(200);

@@ -11,6 +11,7 @@
 -- this nginx (a shared dict), and the reason is counted and logged. An engine a try failed on is left
 -- out of both for fail_timeout_ms (see failed_lately).
 local cjson = require "cjson.safe"
+local semaphore = require "ngx.semaphore"
 local resp = require "kvr.resp"
 local blockhash = require "kvr.blockhash"
 -- The view's contract (function names, keys, answer positions, reasons), generated from
@@ -165,6 +166,67 @@ local function pick(conn, args)
   return reply
 end
 
+-- The waiting line of this worker's held requests (every engine full, kvr_pick answered HOLD), oldest
+-- first, as the Java client keeps its own: only the oldest asks kvr_pick again, every hold_poll_ms
+-- (the others would be told HOLD too: the library's waiting room lets requests in in the order they
+-- were first held), and each placed one wakes the next, which asks at once, so a slot freed for each
+-- of several goes to each; the oldest keeps the others' places with kvr_holding every HOLD_KEEP_S
+-- (the library forgets a request nobody asked for or kept for a second). One request asking each poll
+-- instead of every held one: a burst held at several nginx cost Redis a pick per held request every
+-- 25 ms, and the picks then timed out together (BENCHMARKS.md, "nginx in front of HTTP engines").
+local line = {}
+local kept_at = 0
+local HOLD_KEEP_S = 0.25
+
+-- Leaves the line; the next one, now first, asks at once.
+local function leave_line(me)
+  for i, r in ipairs(line) do
+    if r == me then
+      table.remove(line, i)
+      break
+    end
+  end
+  if line[1] then line[1].wake:post(1) end
+end
+
+-- Waits in line until the request's pick answers other than HOLD, or past hold_ms (hold_expired);
+-- returns as pick does.
+local function wait_in_line(request_id, args)
+  local me = {id = request_id, wake = semaphore.new()}
+  line[#line + 1] = me
+  local deadline = ngx.now() * 1000 + config.hold_ms
+  while true do
+    me.wake:wait(config.hold_poll_ms / 1000)
+    -- Past hold_ms the library places a request as if it had never waited; a few polls later than
+    -- that (the view's clock against this one) the gateway stops asking.
+    ngx.update_time()
+    if ngx.now() * 1000 >= deadline + 4 * config.hold_poll_ms then
+      leave_line(me)
+      return nil, "hold_expired", "held " .. config.hold_ms .. " ms"
+    end
+    if line[1] == me then
+      local conn, err = resp.connect(config.redis)
+      if not conn then
+        leave_line(me)
+        return nil, failure_kind(err, false), err
+      end
+      if #line > 1 and ngx.now() - kept_at >= HOLD_KEEP_S then
+        kept_at = ngx.now()
+        local ids = {}
+        for i = 2, #line do ids[#ids + 1] = line[i].id end
+        -- (A failure here costs the others their places at worst: they are placed when they ask.)
+        conn:call("FCALL", contract.functions.kvr_holding, 1, config.key_prefix .. contract.keys.reservations, unpack(ids))
+      end
+      local answer, kind, message = pick(conn, args)
+      conn:release(config.keepalive_ms, config.redis.pool_size)
+      if not answer or answer[A.reason] ~= REASON.HOLD then
+        leave_line(me)
+        return answer, kind, message
+      end
+    end
+  end
+end
+
 --- The access phase: reads the body, finds the token ids, asks the view; sets ngx.ctx.kvr.
 function _M.access()
   local k = {tried = {}, route = "load_only", reason = "", request_id = ngx_var.request_id}
@@ -239,25 +301,14 @@ function _M.access()
       log(WARN, "kvr: routing on load alone, Redis: ", err)
     else
       local args = {config.max_view_age_ms, k.class, k.client, k.request_id, n, packed, avoided(), config.hold_ms > 0 and config.hold_ms or ""}
-      local deadline = ngx.now() * 1000 + config.hold_ms
-      local answer, kind, message
-      while true do
-        answer, kind, message = pick(conn, args)
-        if not answer or answer[A.reason] ~= REASON.HOLD then break end
-        -- Every engine is full: the request waits here and asks again (as the Java client does); past
-        -- hold_ms the library places it as if it had never waited, and a few polls later than that
-        -- (the view's clock against this one) the gateway stops asking.
-        if not k.held then count("held") end
-        k.held = true
-        ngx.update_time()
-        if ngx.now() * 1000 >= deadline + 4 * config.hold_poll_ms then
-          answer = nil
-          kind, message = "hold_expired", "held " .. config.hold_ms .. " ms"
-          break
-        end
-        ngx.sleep(config.hold_poll_ms / 1000)
-      end
+      local answer, kind, message = pick(conn, args)
       conn:release(config.keepalive_ms, config.redis.pool_size)
+      if answer and answer[A.reason] == REASON.HOLD then
+        -- Every engine is full: the request waits here, in this worker's line, and asks again.
+        count("held")
+        k.held = true
+        answer, kind, message = wait_in_line(k.request_id, args)
+      end
       if answer and answer[A.engine] ~= "" and answer[A.engine] ~= ngx.null then
         local engine = answer[A.engine]
         k.reserved = true -- kvr_done releases it, whatever happens below
