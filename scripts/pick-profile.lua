@@ -1,7 +1,7 @@
 -- Appended by scripts/pick-profile.sh to the routing view's function library (its register_function
 -- calls cut off), so the library's own local functions run here as one EVAL, with each part of a
 -- pick timed by TIME around it: server time only, no client or network. Not a function of the view.
--- ARGV: picks, blocks per prompt, key prefix, 'pick' (reserving) or 'peek'.
+-- ARGV: picks, blocks per prompt, key prefix, 'pick' (reserving) or 'peek', optionally 'untimed'.
 local timed = {}
 local function clock()
   local t = redis.call('TIME')
@@ -15,13 +15,16 @@ local function wrap(name, f)
     return a, b, c
   end
 end
--- The library's locals, reassigned: pick_with reaches them as upvalues, so it calls the timed ones.
-read_head = wrap('read_head', read_head)
-decide = wrap('decide', decide)
-match_in_view = wrap('  match_in_view', match_in_view)
-match_pending = wrap('  match_pending', match_pending)
-reserve = wrap('reserve', reserve)
-pend = wrap('  pend', pend)
+-- The library's locals, reassigned: pick_with reaches them as upvalues, so it calls the timed ones
+-- (not when ARGV[5] is 'untimed': scripts/pick-instructions.sh counts the pick alone).
+if ARGV[5] ~= 'untimed' then
+  read_head = wrap('read_head', read_head)
+  decide = wrap('decide', decide)
+  match_in_view = wrap('  match_in_view', match_in_view)
+  match_pending = wrap('  match_pending', match_pending)
+  reserve = wrap('reserve', reserve)
+  pend = wrap('  pend', pend)
+end
 
 local picks, blocks, prefix, reserving = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4] ~= 'peek'
 local meta, engines, group1, group_rest, classes, res =
