@@ -23,14 +23,31 @@ public final class BenchCommand {
         @Option(names = "--iterations", defaultValue = "20000", description = "Picks per case (default: ${DEFAULT-VALUE}).")
         int iterations;
 
-        @Option(names = "--threads", defaultValue = "4", description = "Clients for the concurrent rate (default: ${DEFAULT-VALUE}).")
-        int threads;
+        @Option(names = "--threads", split = ",", defaultValue = "4,16",
+                description = "Client counts for the concurrent rates, each a client, connection and thread of its own (default: ${DEFAULT-VALUE}).")
+        List<Integer> threads;
 
         @Option(names = "--max-seconds", defaultValue = "20", description = "Upper bound per case (default: ${DEFAULT-VALUE}).")
         int maxSeconds;
 
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
         @Override
         public Integer call() throws Exception {
+            List<String> problems = new java.util.ArrayList<>();
+            if (threads.stream().anyMatch(n -> n < 1 || n > 256)) {
+                problems.add("--threads " + threads + ": client counts from 1 to 256, comma-separated");
+            }
+            if (iterations < 1) {
+                problems.add("--iterations " + iterations + ": at least 1");
+            }
+            if (maxSeconds < 1) {
+                problems.add("--max-seconds " + maxSeconds + ": at least 1");
+            }
+            if (!problems.isEmpty()) {
+                throw new CommandLine.ParameterException(spec.commandLine(), String.join("; ", problems));
+            }
             Benchmarks.pick(StackAddresses.toMeasure(), iterations, Duration.ofSeconds(maxSeconds), threads, System.out);
             return 0;
         }

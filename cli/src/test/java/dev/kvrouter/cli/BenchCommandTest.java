@@ -21,4 +21,15 @@ class BenchCommandTest {
         assertThat(err.toString()).contains("--entries 3: give at least 16", "--warm-up-entries -1: give 0 (no warm-up) or at least 16",
                 "--engines 0: give at least 1", "--freshness-seconds 0: give at least 1");
     }
+
+    @Test
+    void thePickBenchNamesEveryBadArgumentAtOnceBeforeTouchingTheStack() {
+        CommandLine kvr = Kvr.commandLine();
+        StringWriter err = new StringWriter();
+        kvr.setErr(new PrintWriter(err));
+        int exit = kvr.execute("bench", "pick", "--threads", "4,0", "--iterations", "0", "--max-seconds", "0");
+        assertThat(exit).isEqualTo(2);
+        assertThat(err.toString()).contains("--threads [4, 0]: client counts from 1 to 256", "--iterations 0: at least 1",
+                "--max-seconds 0: at least 1");
+    }
 }

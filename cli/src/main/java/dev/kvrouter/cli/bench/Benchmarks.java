@@ -12,7 +12,8 @@ public final class Benchmarks {
 
     private Benchmarks() {}
 
-    public static void pick(StackAddresses stack, int iterations, Duration maxPerCase, int threads, PrintStream out) throws Exception {
+    public static void pick(StackAddresses stack, int iterations, Duration maxPerCase, java.util.List<Integer> threads, PrintStream out)
+            throws Exception {
         PickBench.run(stack.redisUrl(), RedisSecurity.fromConfig(stack.client().redis()), defaultViewMeta(), iterations,
                 maxPerCase, threads, out);
     }

@@ -42,9 +42,12 @@ final class PickBench {
 
     private PickBench() {}
 
-    /** @param viewMeta the meta figures the job writes beside the view (its defaults), but updated_ms */
-    static void run(String redisUrl, RedisSecurity security, Map<String, String> viewMeta, int iterations, Duration maxPerCase, int threads,
-                    PrintStream out) throws Exception {
+    /**
+     * @param viewMeta the meta figures the job writes beside the view (its defaults), but updated_ms
+     * @param concurrency the client counts each concurrent rate is measured at (a connection and thread each)
+     */
+    static void run(String redisUrl, RedisSecurity security, Map<String, String> viewMeta, int iterations, Duration maxPerCase,
+                    List<Integer> concurrency, PrintStream out) throws Exception {
         String prefix = "bench-" + UUID.randomUUID().toString().substring(0, 8) + ":";
         ViewLayout layout = new ViewLayout(prefix);
         RedisClient client = security.standaloneClient(redisUrl);
@@ -63,23 +66,29 @@ final class PickBench {
             String one = prefix + "one";
             redis.set(one, "x".repeat(20));
 
-            out.printf("kvr_pick vs GET on %s, %d engines, %d prompts per size, %d picks per case (at most %s), 1 and %d threads%n",
-                    redisUrl, ENGINES, PROMPTS, iterations, maxPerCase, threads);
-            out.printf("%-10s %10s %10s %14s %16s %12s %12s%n", "case", "p50 us", "p99 us", "ops/s 1 thr", "ops/s " + threads + " thr", "vs GET",
-                    "server us");
+            out.printf("kvr_pick vs GET on %s, %d engines, %d prompts per size, %d picks per case (at most %s), 1 and %s clients"
+                    + " (a connection and thread each)%n", redisUrl, ENGINES, PROMPTS, iterations, maxPerCase, concurrency);
+            StringBuilder header = new StringBuilder(String.format("%-10s %10s %10s %12s", "case", "p50 us", "p99 us", "ops/s 1 cl"));
+            concurrency.forEach(n -> header.append(String.format(" %12s", "ops/s " + n + " cl")));
+            header.append(String.format(" %10s", "vs GET"));
+            concurrency.forEach(n -> header.append(String.format(" %10s", "at " + n + " cl")));
+            out.println(header.append(String.format(" %10s", "server us")));
             ServerTime getTime = ServerTime.of(redis, "get");
             Result get = measure(() -> redis.get(one), () -> {}, iterations, maxPerCase);
             double getServer = getTime.perCallSince(redis);
-            List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
-            List<Runnable> gets = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                StatefulRedisConnection<String, String> own = client.connect();
-                connections.add(own);
-                gets.add(() -> own.sync().get(one));
+            double[] getRates = new double[concurrency.size()];
+            for (int k = 0; k < getRates.length; k++) {
+                List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
+                List<Runnable> gets = new ArrayList<>();
+                for (int t = 0; t < concurrency.get(k); t++) {
+                    StatefulRedisConnection<String, String> own = client.connect();
+                    connections.add(own);
+                    gets.add(() -> own.sync().get(one));
+                }
+                getRates[k] = concurrentRate(gets, iterations, maxPerCase);
+                connections.forEach(StatefulRedisConnection::close);
             }
-            double getRate = concurrentRate(gets, iterations, maxPerCase);
-            connections.forEach(StatefulRedisConnection::close);
-            out.printf("%-10s %10.1f %10.1f %14.0f %16.0f %12s %12.1f%n", "GET", get.p50, get.p99, get.rate, getRate, "1.00", getServer);
+            out.println(row("GET", get, getRates, get.rate, getRates, getServer));
 
             Random random = new Random(1);
             try (KvRouterClient router = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security).withKeyPrefix(prefix)
@@ -104,38 +113,20 @@ final class PickBench {
                     Result pick = measure(() -> placements.pick(chains.get(next[0]++ % PROMPTS)), placements::settle, iterations, maxPerCase);
                     double pickServer = pickTime.perCallSince(redis, placements.doneCalls, placements.doneUsec);
                     placements.finish();
-                    List<KvRouterClient> clients = new ArrayList<>();
-                    List<StatefulRedisConnection<String, String>> doneConnections = new ArrayList<>();
-                    List<Placements> threadPlacements = new ArrayList<>();
-                    List<Runnable> picks = new ArrayList<>();
-                    for (int t = 0; t < threads; t++) {
-                        KvRouterClient own = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security).withKeyPrefix(prefix)
-                                .withMaxViewAge(Duration.ofHours(1)));
-                        clients.add(own);
-                        StatefulRedisConnection<String, String> doneConnection = client.connect();
-                        doneConnections.add(doneConnection);
-                        // The rate counts the done calls as the work they are (one per 64 picks).
-                        Placements mine = new Placements(own, doneConnection.sync(), layout, "t" + t, false);
-                        threadPlacements.add(mine);
-                        int[] i = {t};
-                        picks.add(() -> {
-                            mine.pick(chains.get(i[0]++ % PROMPTS));
-                            mine.settle();
-                        });
+                    double[] rates = new double[concurrency.size()];
+                    for (int k = 0; k < rates.length; k++) {
+                        rates[k] = concurrentPickRate(client, redisUrl, security, prefix, layout, chains, concurrency.get(k), "c" + k,
+                                iterations, maxPerCase);
                     }
-                    double rate = concurrentRate(picks, iterations, maxPerCase);
-                    threadPlacements.forEach(Placements::finish);
-                    clients.forEach(KvRouterClient::close);
-                    doneConnections.forEach(StatefulRedisConnection::close);
                     var check = router.pick(chains.get(0));
                     if (check.bestHolderBlocks() != blocks) {
                         throw new IllegalStateException("the bench view is wrong: " + check);
                     }
-                    out.printf("%-10s %10.1f %10.1f %14.0f %16.0f %12.2f %12.1f%n", blocks + " blocks", pick.p50, pick.p99, pick.rate, rate,
-                            pick.rate / get.rate, pickServer);
+                    out.println(row(blocks + " blocks", pick, rates, get.rate, getRates, pickServer));
                     if (blocks == 64) {
                         // What reporting them done costs Redis, per request (64 to a kvr_done call).
-                        out.printf("%-10s %10s %10s %14s %16s %12s %12.1f%n", "  kvr_done", "-", "-", "-", "-", "-",
+                        out.printf("%-10s %10s %10s %12s%s %10s%s %10.1f%n", "  kvr_done", "-", "-", "-",
+                                String.format(" %12s", "-").repeat(concurrency.size()), "-", String.format(" %10s", "-").repeat(concurrency.size()),
                                 placements.reported == 0 ? Double.NaN : (double) placements.doneUsec / placements.reported);
                         // The same picks read-only (kvr_peek: no reservation recorded), to split the
                         // function's cost between reading the view and recording the placement.
@@ -144,8 +135,9 @@ final class PickBench {
                             int[] at = {0};
                             ServerTime peekTime = ServerTime.of(redis, "fcall_ro");
                             Result peek = measure(() -> observer.pick(chains.get(at[0]++ % PROMPTS)), () -> {}, iterations, maxPerCase);
-                            out.printf("%-10s %10.1f %10.1f %14.0f %16s %12.2f %12.1f%n", "  kvr_peek", peek.p50, peek.p99, peek.rate, "-",
-                                    peek.rate / get.rate, peekTime.perCallSince(redis));
+                            double[] none = new double[concurrency.size()];
+                            java.util.Arrays.fill(none, Double.NaN);
+                            out.println(row("  kvr_peek", peek, none, get.rate, getRates, peekTime.perCallSince(redis)));
                         }
                     }
                 }
@@ -162,6 +154,55 @@ final class PickBench {
     }
 
     private record Result(double p50, double p99, double rate) {}
+
+    /** One line of the table: latency and rates, each rate beside GET's at the same client count ("-" where not measured). */
+    private static String row(String name, Result one, double[] rates, double getRate, double[] getRates, double serverUsec) {
+        StringBuilder line = new StringBuilder(String.format("%-10s %10.1f %10.1f %12.0f", name, one.p50, one.p99, one.rate));
+        for (double rate : rates) {
+            line.append(Double.isNaN(rate) ? String.format(" %12s", "-") : String.format(" %12.0f", rate));
+        }
+        line.append(String.format(" %10.2f", one.rate / getRate));
+        for (int k = 0; k < rates.length; k++) {
+            line.append(Double.isNaN(rates[k]) ? String.format(" %10s", "-") : String.format(" %10.2f", rates[k] / getRates[k]));
+        }
+        return line.append(String.format(" %10.1f", serverUsec)).toString();
+    }
+
+    /**
+     * Picks per second with {@code clients} balancers picking at once, each its own client, connection
+     * and thread, reserving and reporting done as {@link Placements} does (the done calls counted as the
+     * work they are: one per DONE_BATCH picks).
+     */
+    private static double concurrentPickRate(RedisClient client, String redisUrl, RedisSecurity security, String prefix, ViewLayout layout,
+                                             List<long[]> chains, int clients, String name, int iterations, Duration maxPerCase)
+            throws Exception {
+        List<KvRouterClient> routers = new ArrayList<>();
+        List<StatefulRedisConnection<String, String>> doneConnections = new ArrayList<>();
+        List<Placements> threadPlacements = new ArrayList<>();
+        List<Runnable> picks = new ArrayList<>();
+        try {
+            for (int t = 0; t < clients; t++) {
+                KvRouterClient own = new KvRouterClient(KvRouterClient.Options.defaults(redisUrl).withSecurity(security).withKeyPrefix(prefix)
+                        .withMaxViewAge(Duration.ofHours(1)));
+                routers.add(own);
+                StatefulRedisConnection<String, String> doneConnection = client.connect();
+                doneConnections.add(doneConnection);
+                Placements mine = new Placements(own, doneConnection.sync(), layout, name + "-t" + t, false);
+                threadPlacements.add(mine);
+                int[] i = {t};
+                picks.add(() -> {
+                    mine.pick(chains.get(i[0]++ % PROMPTS));
+                    mine.settle();
+                });
+            }
+            double rate = concurrentRate(picks, iterations, maxPerCase);
+            threadPlacements.forEach(Placements::finish);
+            return rate;
+        } finally {
+            routers.forEach(KvRouterClient::close);
+            doneConnections.forEach(StatefulRedisConnection::close);
+        }
+    }
 
     /**
      * Picks as one balancer makes them: each reserves its engine under a new request id for one of
