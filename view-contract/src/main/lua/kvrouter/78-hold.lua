@@ -8,8 +8,7 @@
 --   <res>:hold       zset  request id, scored by when it was first held: the order they go in
 --   <res>:hold:seen  zset  request id, scored by when its balancer last asked
 -- A held request goes in once fewer requests wait ahead of it than there are free slots, or once it
--- has waited hold_ms (then placed as if it had never waited). It also waits in the line, rather than
--- on one engine, when the engine chosen for it has every slot taken (in_line_for_slot). A balancer asks again only for its
+-- has waited hold_ms (then placed as if it had never waited). A balancer asks again only for its
 -- oldest held requests (the rest would be told HOLD too) and keeps the others' places with
 -- kvr_holding, a cheap call for all of them; a request neither asked for nor kept for HOLD_STALE_MS
 -- (its balancer gone) loses its place. kvr_done of a held request removes it; at most HOLD_CAP
@@ -24,29 +23,15 @@ local function unhold(res, request)
   redis.call('ZREM', res .. ':hold:seen', request)
 end
 
--- Joins the waiting room (or keeps its place there: NX keeps when it first joined); true.
-local function enter_line(h, request)
-  local key, seen = h.res .. RES_KEY.hold, h.res .. RES_KEY.hold_seen
-  redis.call('ZADD', key, 'NX', h.now, request)
-  redis.call('ZADD', seen, h.now, request)
-  redis.call('PEXPIRE', key, h.res_ttl)
-  redis.call('PEXPIRE', seen, h.res_ttl)
-  return true
-end
-
--- True when the request must wait (recorded in the waiting room); false when it may be placed now.
--- A request let go keeps its place until it is placed (left_line): the engine chosen for it may
--- still have every slot taken (in_line_for_slot). h.in_line: it has a place; h.waited_out: it has
--- waited hold_ms and is placed whatever it finds.
+-- True when the request must wait (recorded in the waiting room); false when it is placed now.
 local function hold(h, request, hold_ms)
   local key, seen, now = h.res .. RES_KEY.hold, h.res .. RES_KEY.hold_seen, h.now
   for _, gone in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', '(' .. (now - HOLD_STALE_MS), 'LIMIT', 0, SWEEP)) do
     unhold(h.res, gone)
   end
   local first = tonumber(redis.call('ZSCORE', key, request))
-  h.in_line = first ~= nil
   if first and now - first >= hold_ms then
-    h.waited_out = true
+    unhold(h.res, request)
     return false
   end
   -- Free slots on the engines that take requests; slots not learned yet (no engine has had a request
@@ -62,30 +47,15 @@ local function hold(h, request, hold_ms)
   end
   if not taking then return false end
   local ahead = first and redis.call('ZCOUNT', key, '-inf', '(' .. first) or redis.call('ZCARD', key)
-  if ahead < free or (not first and ahead >= HOLD_CAP) then return false end
-  return enter_line(h, request)
-end
-
--- The line for a slot: the engine chosen has every slot taken (with the placements since its report)
--- while another has one free. Placed there, the request waits for that engine's next freed slot, in
--- one line per engine, and when a slot frees is in the running requests' output lengths, which no
--- report carries: at a burst's end on 32 engines, the fleet's pace priced that wait at 0.4-0.8 s where
--- requests waited 1.5-2.5 s, while slots freed elsewhere (BENCHMARKS.md, "The burst's tail at 32
--- engines"). Offered to hold, it waits in the fleet's line instead, and is decided afresh when it asks
--- again: placed on the first engine of its choice that frees a slot, or elsewhere once that costs
--- less, or as it is once it has waited hold_ms.
-local function in_line_for_slot(h, request, hold_ms, id)
-  if hold_ms <= 0 or request == '' or h.waited_out or not h.free_slots then return false end
-  local e = h.engines[id]
-  if not e or e.slots == 0 or e.load < e.slots or HOLD_CAP <= (h.in_line and 0 or redis.call('ZCARD', h.res .. RES_KEY.hold)) then
+  if ahead < free or (not first and ahead >= HOLD_CAP) then
+    if first then unhold(h.res, request) end
     return false
   end
-  return enter_line(h, request)
-end
-
--- Placed: a request that had a place in the line leaves it.
-local function left_line(h, request)
-  if h.in_line then unhold(h.res, request) end
+  redis.call('ZADD', key, 'NX', now, request)
+  redis.call('ZADD', seen, now, request)
+  redis.call('PEXPIRE', key, h.res_ttl)
+  redis.call('PEXPIRE', seen, h.res_ttl)
+  return true
 end
 
 -- An answer with no engine: nothing matched, nothing saved.
@@ -107,20 +77,10 @@ local function hold_answer(h)
 end
 
 -- Whether a request offered to wait (hold_ms, '' or 0: never) must: only with a request id to
--- place it under, and on a fresh view (a stale one's loads say nothing of free slots). Kept in
--- h.hold_ms for the line for a slot (placed_or_held).
+-- place it under, and on a fresh view (a stale one's loads say nothing of free slots).
 local function held(h, request, hold_ms, max_age)
   hold_ms = tonumber(hold_ms) or 0
-  if hold_ms <= 0 or request == '' or h.age > max_age then hold_ms = 0 end
-  h.hold_ms = hold_ms
-  return hold_ms > 0 and hold(h, request, hold_ms)
+  if hold_ms <= 0 or request == '' or h.age > max_age then return false end
+  return hold(h, request, hold_ms)
 end
 
-
--- The decision reserved, or the request told to wait in the line for a slot (in_line_for_slot).
-local function placed_or_held(h, result, request, n)
-  if in_line_for_slot(h, request, h.hold_ms or 0, result[ANSWER.engine]) then return hold_answer(h) end
-  left_line(h, request)
-  reserve(h, result, request, n)
-  return result
-end

@@ -38,7 +38,7 @@ local function pick_with(keys, args, reserving)
     local depth, conf = match_in_view(h, keys[3], keys[4], n, hash)
     return match_pending(h, at, depth, conf)
   end)
-  if reserving then return placed_or_held(h, result, args[4], n) end
+  if reserving then reserve(h, result, args[4], n) end
   return result
 end
 
@@ -94,7 +94,8 @@ local function place(keys, args)
     end
     return match_pending(h, at, depth, conf)
   end)
-  return placed_or_held(h, result, args[4], n)
+  reserve(h, result, args[4], n)
+  return result
 end
 
 -- keys (found from the one key kvr_done takes): engines, reservations, meta; ARGV: request ids. The

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class LibraryStagesITCase {
 
     /** The stage test files, in the library's order. */
-    static final List<String> STAGES = List.of("20-reservations", "60-filters", "65-cost", "70-choose", "75-rules", "78-hold");
+    static final List<String> STAGES = List.of("20-reservations", "60-filters", "65-cost", "70-choose", "75-rules");
 
     @TempDir
     static Path dir;
