@@ -5,12 +5,8 @@ local h = head({engines = {e1 = engine(), e2 = engine()}, backlog = {e1 = 250}})
 eq(queue_wait(h, 'e1'), 250, 'queue_wait')
 eq(queue_wait(h, 'e2'), 0, 'queue_wait, none queued')
 
--- slot_wait: with every slot taken, the 90th percentile of the wait for a slot freeing for each
--- request ahead (this one included), free_ms apart on average: within 1 % of Gamma(k)'s.
-local function near(actual, expected, what) check(math.abs(actual - expected) <= 0.01 * expected, what .. ': expected ~' .. expected .. ', got ' .. actual) end
-near(slot_wait(engine({load = 10, slots = 8, free_ms = 500})), 5.3223 * 500, 'slot_wait, 2 ahead: Gamma(3)\'s 90th percentile')
-near(slot_wait(engine({load = 8, slots = 8, free_ms = 500})), 2.3026 * 500, 'slot_wait, none ahead: Gamma(1)\'s')
-near(slot_wait(engine({load = 37, slots = 8, free_ms = 100})), 37.1953 * 100, 'slot_wait, 29 ahead: Gamma(30)\'s')
+-- slot_wait: with every slot taken, free_ms for each request ahead (this one included).
+eq(slot_wait(engine({load = 10, slots = 8, free_ms = 500})), 1500, 'slot_wait, 2 ahead')
 eq(slot_wait(engine({load = 3})), 0, 'slot_wait, a slot free')
 
 -- kv_room_wait: a prompt over the KV room waits for running requests to end.

@@ -7,20 +7,10 @@ local function queue_wait(h, id)
   return h.backlog[id] or 0
 end
 
--- A slot: with every slot taken, one freeing for each request ahead, one every free_ms on average
--- (read_head). When they free is in the running requests' output lengths, which no report carries,
--- so the wait is uncertain and long-tailed where a cold prefill elsewhere costs what it costs. At
--- its mean, a full holder kept a burst's requests that then waited 1.4-2.5 s while slots stood free
--- elsewhere (BENCHMARKS.md, "The burst's tail at 32 engines"). So it is priced at the 90th
--- percentile (SLOT_WAIT_Z, the normal quantile) of the wait for k slots freeing at that pace: k
--- freeings of a Poisson process, Gamma(k), its quantile by Wilson and Hilferty's approximation
--- (within 1 % of the exact): 2.28 x the mean for one request ahead, 1.24 x for thirty.
-local SLOT_WAIT_Z = 1.2816
+-- A slot: with every slot taken, one freeing for each request ahead (free_ms each: read_head).
 local function slot_wait(e)
   if not e.free_ms then return 0 end
-  local k = e.load - e.slots + 1
-  local c = 1 / (9 * k)
-  return k * (1 - c + SLOT_WAIT_Z * math.sqrt(c)) ^ 3 * e.free_ms
+  return (e.load - e.slots + 1) * e.free_ms
 end
 
 -- KV room: where the room the job publishes (engine.kv-room) holds less than the prompt, the engine
