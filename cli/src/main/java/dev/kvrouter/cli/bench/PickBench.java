@@ -78,15 +78,7 @@ final class PickBench {
             double getServer = getTime.perCallSince(redis);
             double[] getRates = new double[concurrency.size()];
             for (int k = 0; k < getRates.length; k++) {
-                List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
-                List<Runnable> gets = new ArrayList<>();
-                for (int t = 0; t < concurrency.get(k); t++) {
-                    StatefulRedisConnection<String, String> own = client.connect();
-                    connections.add(own);
-                    gets.add(() -> own.sync().get(one));
-                }
-                getRates[k] = concurrentRate(gets, iterations, maxPerCase);
-                connections.forEach(StatefulRedisConnection::close);
+                getRates[k] = concurrentGetRate(client, one, concurrency.get(k), iterations, maxPerCase);
             }
             out.println(row("GET", get, getRates, get.rate, getRates, getServer));
 
@@ -166,6 +158,22 @@ final class PickBench {
             line.append(Double.isNaN(rates[k]) ? String.format(" %10s", "-") : String.format(" %10.2f", rates[k] / getRates[k]));
         }
         return line.append(String.format(" %10.1f", serverUsec)).toString();
+    }
+
+    /** GETs per second with {@code clients} clients at once, each its own connection and thread: the ceiling beside the picks'. */
+    private static double concurrentGetRate(RedisClient client, String key, int clients, int iterations, Duration maxPerCase) throws Exception {
+        List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
+        List<Runnable> gets = new ArrayList<>();
+        try {
+            for (int t = 0; t < clients; t++) {
+                StatefulRedisConnection<String, String> own = client.connect();
+                connections.add(own);
+                gets.add(() -> own.sync().get(key));
+            }
+            return concurrentRate(gets, iterations, maxPerCase);
+        } finally {
+            connections.forEach(StatefulRedisConnection::close);
+        }
     }
 
     /**
