@@ -2,13 +2,13 @@
 -- a call, and the kept bound on its scores spares the read while nothing is due.
 local key = prefix .. 'by-time'
 local dropped = {}
-local function drop(member)
+local function drop(by_time, member)
   dropped[#dropped + 1] = member
-  redis.call('ZREM', key, member)
+  redis.call('ZREM', by_time, member)
 end
 local function swept(k, before)
   dropped = {}
-  sweep(k, key, before, drop)
+  sweep(k, key, before, drop, key)
   table.sort(dropped)
   return table.concat(dropped, ',')
 end

@@ -20,6 +20,29 @@ eq(added_wait(h, 'e1'), 100, 'added_wait: e1 waits 100 ms more than e2')
 h.age = 5000
 eq(added_wait(h, 'e1'), 0, 'added_wait on a view too old to trust')
 
+-- added_wait without the blind choice: no wait on the chosen engine adds nothing.
+h = head({engines = {e1 = engine(), e2 = engine()}, backlog = {e2 = 100}})
+eq(added_wait(h, 'e1'), 0, 'added_wait: no wait on e1')
+eq(h.blind, nil, 'the blind choice not priced for it')
+
+-- cheapest_by_bound: a holder no engine can cost less than spares soonest's pass, and only it.
+-- 4 blocks of 16 tokens at weight 3: a cold copy costs 19.2 ms at 10 000 tokens/s.
+h = head({engines = {e1 = engine(), e2 = engine(), e3 = engine()}})
+eq(cheapest_by_bound(h, 'e1', {e1 = 4}), true, 'a whole run, no wait: nothing is cheaper')
+eq(next(h.costs[NO_RUNS] or {}), nil, 'no engine without a run priced')
+h = head({engines = {e1 = engine(), e2 = engine(), e3 = engine()}, backlog = {e1 = 1}})
+eq(cheapest_by_bound(h, 'e1', {e1 = 4}), false, 'the holder waits: the fleet is priced')
+h = head({engines = {e1 = engine(), e2 = engine(), e3 = engine({rate = 40000, prefill_rate = 40000})}})
+eq(cheapest_by_bound(h, 'e1', {e1 = 2}), false, 'half the prompt left costs 9.6 ms, a cold copy on e3 4.8 ms')
+eq(cheapest_by_bound(h, 'e1', {e1 = 3}), true, 'a quarter left costs 4.8 ms: no cold copy is cheaper')
+h = head({engines = {e1 = engine(), e2 = engine()}})
+eq(cheapest_by_bound(h, 'e1', {e1 = 3, e2 = 4}), false, 'another holder with a longer run costs less')
+eq(cheapest_by_bound(h, 'e2', {e1 = 3, e2 = 4}), true, 'the longer run itself')
+-- The same choice either way: where the bound spares the pass, the pass finds no cheaper engine.
+h = head({engines = {e1 = engine(), e2 = engine(), e3 = engine({rate = 40000, prefill_rate = 40000})}})
+local runs = {e1 = 3}
+eq(cost(h, soonest(h, runs), runs) < cost(h, 'e1', runs), false, 'soonest finds none cheaper than the bounded holder')
+
 -- least_loaded: load alone, refused engines last.
 h = head({engines = {e1 = engine({load = 1}), e2 = engine({status = 'BUSY'}), e3 = engine({load = 2})}})
 eq(least_loaded(h), 'e1', 'least loaded of those taking requests')

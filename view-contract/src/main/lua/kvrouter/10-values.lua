@@ -44,13 +44,16 @@ local engine_fields_of = memo(function(v) return {__index = engine_fields(v)} en
 -- The engine an entry's text describes, as a table of the pick's own: the parsed fields are read
 -- through it from the memo, and a pick's own figures (load and the rest) go in the table itself.
 local function parse_engine(v)
-  return setmetatable({}, engine_fields_of(v))
+  -- The figures a pick works out for every engine, sized in (read_engines, learn_unknown, read_backlog).
+  return setmetatable({load = 0, rate = 0, free_ms = false, kv_room = false}, engine_fields_of(v))
 end
 
 -- Block field value: engine=stored_ms(base 36).epoch(base 36),engine=... (pending values alike, with
 -- ready_ms for stored_ms). HOLDER captures one entry: its text, engine, stored_ms and epoch.
 local HOLDER = '(([^,=]+)=(%w+)%.(%w+))'
-local function holders(v)
+-- A block field's holders (engine -> stored, epoch), shared by every pick that reads the same text
+-- (memo: a prompt's first block keeps its text from one store event of it to the next).
+local holders = memo(function(v)
   local h = {}
   if v then
     for _, engine, stored, epoch in string.gmatch(v, HOLDER) do
@@ -58,7 +61,10 @@ local function holders(v)
     end
   end
   return h
-end
+end)
+
+-- How an engine's entry is found in a block field (holder_of): "<engine>=" first, else ",<engine>=".
+local entry_marks = memo(function(id) return {id .. '=', ',' .. id .. '='} end)
 
 -- One engine's entry in a block field, without parsing the others: its stored_ms and epoch, both in
 -- base 36, or nil. `lead` is "<engine>=" and `mid` ",<engine>=" (made once per engine, not per block).
@@ -85,6 +91,13 @@ local function to36(x)
     x = (x - d) / 36
   until x == 0
   return out
+end
+
+-- A whole number as the text Redis would make of it, anything else as it is: redis.call formats each
+-- number it is given (snprintf, ~0.2 µs), so one a call repeats is formatted once.
+local function number_text(x)
+  if x == math.floor(x) and x > -2 ^ 53 and x < 2 ^ 53 then return string.format('%d', x) end
+  return x
 end
 
 local function now_ms()

@@ -41,6 +41,12 @@ local KEPT_CAP = 8
 local EXPIRY_MARGIN_MS = 1000
 -- The counted keys' kinds: <res>:engine:<engine> (reservations) and <res>:done:<engine> (dones).
 local RESERVED, DONE = RES_KEY.engine, RES_KEY.done
+-- The keys under one reservations key <res>, named once per <res> (memo), not a dozen times a pick.
+local res_keys = memo(function(res)
+  return {kept_by = res .. RES_KEY.kept_by, by_time = res .. RES_KEY.by_time, prefill = res .. RES_KEY.prefill,
+    client = res .. RES_KEY.client, reserved = res .. RESERVED, pending = res .. RES_KEY.pending,
+    pending_by_time = res .. RES_KEY.pending_by_time, hold = res .. RES_KEY.hold, hold_seen = res .. RES_KEY.hold_seen}
+end)
 -- This Lua state's id: TIME's seconds and microseconds at its first writing call, and the address of
 -- its kept counts (which tells apart two library instances in one Lua state: the test's).
 local state_id
@@ -52,7 +58,7 @@ local kept, kept_size = {}, 0
 -- The kept counts of `res` for this call (nil: none may be kept or used), after the check above.
 -- `writing`: the call may write, and claims <res>:kept-by when it is not this state's.
 local function kept_counts(res, writing, ttl)
-  local owner = redis.call('GET', res .. RES_KEY.kept_by)
+  local owner = redis.call('GET', res_keys(res).kept_by)
   if state_id and owner == state_id then
     if kept[res] then return kept[res] end
   elseif not writing then
@@ -62,7 +68,7 @@ local function kept_counts(res, writing, ttl)
       local t = redis.call('TIME')
       state_id = t[1] .. '.' .. t[2] .. '.' .. string.match(tostring(kept), '%x+$')
     end
-    redis.call('SET', res .. RES_KEY.kept_by, state_id, 'PX', math.max(1, math.floor(ttl)))
+    redis.call('SET', res_keys(res).kept_by, state_id, 'PX', math.max(1, math.floor(ttl)))
   end
   if not kept[res] then
     if kept_size >= KEPT_CAP then kept, kept_size = {}, 0 end
@@ -87,8 +93,9 @@ end
 -- ZCOUNT <res><kind><engine> (bound +inf: from the kept counts `k` when they hold it (see kept_counts).
 local function count_after(k, res, kind, engine, bound, now)
   local entry = k and k[kind][engine]
-  if entry and entry.bound == bound and (entry.count == 0 or now < (entry.expires or 0) - EXPIRY_MARGIN_MS) then
-    return entry.count
+  if entry and entry.bound == bound then
+    local count = entry.count
+    if count == 0 or now < (entry.expires or 0) - EXPIRY_MARGIN_MS then return count end
   end
   local n = redis.call('ZCOUNT', res .. kind .. engine, bound, '+inf')
   if k then
@@ -113,12 +120,12 @@ end
 
 -- The sweeps. A by-time key (reservations by when they were made, pending prefixes by when they
 -- expire) is swept on every placement: at most SWEEP members scored below `before` leave, oldest
--- first (`drop` removes one everywhere). The kept counts `k` (see kept_counts: only this Lua state
--- writes the keys while they are kept) also keep a lower bound on each by-time key's scores: the
--- least score a sweep left there, lowered by every score written since (scored_at); removals only
--- raise the true least. While that bound is at or past `before` nothing is due and the sweep reads
--- nothing, so it costs a command only when something may be.
-local function sweep(k, key, before, drop)
+-- first (`drop(context, member)` removes one everywhere). The kept counts `k` (see kept_counts:
+-- only this Lua state writes the keys while they are kept) also keep a lower bound on each by-time
+-- key's scores: the least score a sweep left there, lowered by every score written since
+-- (scored_at); removals only raise the true least. While that bound is at or past `before` nothing
+-- is due and the sweep reads nothing, so it costs a command only when something may be.
+local function sweep(k, key, before, drop, context)
   local oldest = k and k.oldest[key]
   if oldest and oldest >= before then return end
   -- One read past SWEEP: the first member left tells the bound.
@@ -128,7 +135,7 @@ local function sweep(k, key, before, drop)
     local score = tonumber(got[i + 1])
     if score >= before then bound = score; break end
     if i > 2 * SWEEP then bound = nil; break end
-    drop(got[i])
+    drop(context, got[i])
   end
   if k then k.oldest[key] = bound end
 end
@@ -145,12 +152,13 @@ local function release(res, request)
   if not v then return 0 end
   local engine, client = string.match(v, '^([^|]*)|[^|]*|[^|]*|(.*)$')
   redis.call('HDEL', res, request)
-  redis.call('ZREM', res .. RES_KEY.by_time, request)
-  redis.call('ZREM', res .. RESERVED .. engine, request)
+  local keys = res_keys(res)
+  redis.call('ZREM', keys.by_time, request)
+  redis.call('ZREM', keys.reserved .. engine, request)
   written(res, RESERVED, engine)
   if client and client ~= '' then
-    local key = res .. RES_KEY.client .. client
-    if redis.call('HINCRBY', key, engine, -1) <= 0 then redis.call('HDEL', key, engine) end
+    local key = keys.client .. client
+    if redis.call('HINCRBY', key, engine, '-1') <= 0 then redis.call('HDEL', key, engine) end
   end
   return 1
 end

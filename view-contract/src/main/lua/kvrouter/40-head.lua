@@ -25,6 +25,12 @@ local function read_meta(meta_key, now)
     kv_bytes = tonumber(meta[7]), prefill_rate = tonumber(meta[8]), fabric = tonumber(meta[9]),
     price = tonumber(meta[10]) or META_DEFAULT.usd_per_million_input, miss_weight = tonumber(meta[11]) or META_DEFAULT.uncached_prefill_weight,
     res_ttl = tonumber(meta[12]) or META_DEFAULT.reservation_ttl_ms,
+    -- What the rest of the pick puts in h, named here so that the table is sized once (added one by
+    -- one they grew it five times a pick); false until set.
+    horizon = 0, classes = false, res = false, keys = false, client = false, kept = false, engines = false, decoders = false,
+    mean = 0, decode_mean = 0, fastest = false, free_slots = false, slot_sum = 0, slot_known = 0, backlog = false, inflight = false,
+    client_total = 0, at = false, sampled = false, n = 0, max_age = 0, best_run = 0, runs = false, conf = false,
+    waits = false, refusals = false, costs = false, warming = false, pending_entries = false,
   }
   h.horizon = -math.log(h.floor)
   return h
@@ -33,8 +39,10 @@ end
 -- The live engines (h.engines; a DECODE pool apart: h.decoders) with their load: the last report's,
 -- plus every placement made after the engine measured it (by any balancer: the report does not show
 -- it yet), less every request reported done since (which the report still counts). Engines in
--- `avoid` (a set) are left out as if dead: the caller could not reach them. Returns the fewest
--- slots and the longest slot time learned on the way (learn_unknown).
+-- `avoid` (a set) are left out as if dead: the caller could not reach them. The same pass sums the
+-- slot times learned, tells whether a slot is free (h.free_slots) and finds the fastest prefill
+-- rate (h.fastest); it returns, for learn_unknown, the engines whose slots or slot time are not
+-- learned yet, the full ones, the fewest slots and the longest slot time learned.
 local function read_engines(h, engines_key, avoid, k)
   local res, now = h.res, h.now
   -- Prompts go to BOTH and PREFILL engines; a DECODE pool (disaggregated serving) only takes the
@@ -42,7 +50,8 @@ local function read_engines(h, engines_key, avoid, k)
   local engines, live, total_load = {}, 0, 0
   local decoders, decode_live, decode_load = {}, 0, 0
   local flat = redis.call('HGETALL', engines_key)
-  local fewest, longest
+  local fewest, longest, unknown, full = nil, nil, {}, {}
+  local slot_sum, slot_known, free_slots, fastest = 0, 0, false, 0
   for i = 1, #flat, 2 do
     local id, e = flat[i], parse_engine(flat[i + 1])
     if not e.gone and not avoid[id] then
@@ -52,31 +61,43 @@ local function read_engines(h, engines_key, avoid, k)
         decode_live = decode_live + 1
         decode_load = decode_load + e.load
       else
-        e.load = math.max(0, e.waiting + e.running + count_after(k, res, RESERVED, id, e.after_report, now)
-          - count_after(k, res, DONE, id, e.after_report, now))
+        local bound = e.after_report
+        local load = e.waiting + e.running + count_after(k, res, RESERVED, id, bound, now) - count_after(k, res, DONE, id, bound, now)
+        if not (load > 0) then load = 0 end
+        e.load = load
         -- The rate the engine prefills at, as its requests showed it; the configured one until known.
-        e.rate = e.prefill_rate > 0 and e.prefill_rate or h.prefill_rate
+        local rate = e.prefill_rate > 0 and e.prefill_rate or h.prefill_rate
+        e.rate = rate
+        if rate and rate > fastest then fastest = rate end
         engines[id] = e
         live = live + 1
-        total_load = total_load + e.load
+        total_load = total_load + load
         local slots, slot_ms = e.slots, e.slot_ms
         if slots > 0 and (not fewest or slots < fewest) then fewest = slots end
         if slot_ms > 0 and (not longest or slot_ms > longest) then longest = slot_ms end
+        if slots > 0 and slot_ms > 0 then
+          slot_sum, slot_known = slot_sum + slot_ms, slot_known + 1
+          if load < slots then free_slots = true else full[#full + 1] = e end
+        else
+          unknown[#unknown + 1] = id
+        end
       end
     end
   end
   h.engines, h.decoders = engines, decoders
   h.mean = live > 0 and total_load / live or 0
   h.decode_mean = decode_live > 0 and decode_load / decode_live or 0
-  return fewest, longest
+  h.free_slots, h.slot_sum, h.slot_known, h.fastest = free_slots, slot_sum, slot_known, fastest
+  return unknown, full, fewest, longest
 end
 
--- Slots and slot times not learned yet, filled in; whether any engine has a slot free (h.free_slots);
--- and how long a full engine takes to free each slot a request placed there waits for (free_ms).
-local function learn_unknown(h, fewest, longest)
-  local engines, slot_sum, slot_known = h.engines, 0, 0
-  h.free_slots = false
-  for id, e in pairs(engines) do
+-- Slots and slot times not learned yet (the engines `unknown`), filled in; whether any engine has a
+-- slot free (h.free_slots); and how long a full engine (with those of `full`) takes to free each
+-- slot a request placed there waits for (free_ms).
+local function learn_unknown(h, unknown, full, fewest, longest)
+  local engines, slot_sum, slot_known = h.engines, h.slot_sum, h.slot_known
+  for _, id in ipairs(unknown) do
+    local e = engines[id]
     -- An engine whose slots are not learned yet (it never had requests waiting) is taken to have as
     -- many as the smallest engine that has: else it would look free while full and take every
     -- request spilled from the full ones until it is hot.
@@ -89,13 +110,14 @@ local function learn_unknown(h, fewest, longest)
     if e.slot_ms == 0 and longest then
       e.slot_ms = longest
     elseif e.slot_ms == 0 and e.slots > 0 and e.load >= e.slots then
-      local oldest = redis.call('ZRANGE', h.res .. RESERVED .. id, 0, 0, 'WITHSCORES')[2]
+      local oldest = redis.call('ZRANGE', h.keys.reserved .. id, 0, 0, 'WITHSCORES')[2]
       if oldest then e.slot_ms = math.max(0, h.now - tonumber(oldest)) end
     end
     if e.slot_ms > 0 then slot_sum, slot_known = slot_sum + e.slot_ms, slot_known + 1 end
     -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting
     -- is everywhere and a full engine is no reason to leave the cache.
     if e.slots == 0 or e.load < e.slots then h.free_slots = true end
+    if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then full[#full + 1] = e end
   end
   -- The fleet's mean slot time over the engine's slots. When a slot frees depends on the running
   -- requests' output lengths, which no report carries; an engine's own mean slot time (its last
@@ -103,10 +125,8 @@ local function learn_unknown(h, fewest, longest)
   -- counting the requests ahead at one pace (BENCHMARKS.md run 11; the pace of the last
   -- completions, run 7, did worse still). A slower engine still shows: its queue drains slower, so
   -- it stays longer.
-  for _, e in pairs(engines) do
-    if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then
-      e.free_ms = slot_sum / slot_known / e.slots
-    end
+  for _, e in ipairs(full) do
+    e.free_ms = slot_sum / slot_known / e.slots
   end
 end
 
@@ -115,19 +135,23 @@ end
 -- prefill (h.backlog). Priced at read, so an engine seen slower since the placements (its chunks
 -- come slower: EngineTable) has its whole queue stretched at once, not only the prefill placed after.
 local function read_backlog(h)
-  h.backlog = {}
+  local backlog, engines, now = {}, h.engines, h.now
+  h.backlog = backlog
   if not h.prefill_rate then return end
-  local q = redis.call('HGETALL', h.res .. RES_KEY.prefill)
+  local q = redis.call('HGETALL', h.keys.prefill)
   for i = 1, #q, 2 do
     local entry = prefill_of(q[i + 1])
     if entry and entry[1] and entry[2] then
-      local e = h.engines[q[i]]
+      local id = q[i]
+      local e = engines[id]
       local rate = e and e.rate or h.prefill_rate
       local queued_ms = entry[3] and entry[1] / rate * 1000 or entry[1]
-      h.backlog[q[i]] = math.max(0, queued_ms - (h.now - entry[2]))
+      local left = queued_ms - (now - entry[2])
+      if not (left > 0) then left = 0 end
+      backlog[id] = left
       -- KV room: what the report showed free, less the prompts placed there and not prefilled yet (each
       -- will hold its blocks once admitted; those admitted already count twice: it errs towards full).
-      if e and e.kv_free then e.kv_room = e.kv_free - h.backlog[q[i]] * rate / 1000 end
+      if e and e.kv_free then e.kv_room = e.kv_free - left * rate / 1000 end
     end
   end
 end
@@ -136,7 +160,7 @@ end
 local function read_client(h)
   h.inflight, h.client_total = {}, 0
   if h.client == '' then return end
-  local c = redis.call('HGETALL', h.res .. RES_KEY.client .. h.client)
+  local c = redis.call('HGETALL', h.keys.client .. h.client)
   for i = 1, #c, 2 do
     local count = tonumber(c[i + 1]) or 0
     if count > 0 then
@@ -150,10 +174,9 @@ end
 local function read_head(meta_key, engines_key, classes_key, res, client, now, avoid, writing)
   local h = read_meta(meta_key, now)
   if not h then return nil end
-  h.classes, h.res, h.client = classes_key, res, client
+  h.classes, h.res, h.keys, h.client = classes_key, res, res_keys(res), client
   h.kept = kept_counts(res, writing, h.res_ttl)
-  local fewest, longest = read_engines(h, engines_key, avoid, h.kept)
-  learn_unknown(h, fewest, longest)
+  learn_unknown(h, read_engines(h, engines_key, avoid, h.kept))
   read_backlog(h)
   read_client(h)
   return h

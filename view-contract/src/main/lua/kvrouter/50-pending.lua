@@ -90,22 +90,22 @@ end
 -- the kept counts `k`), then past PENDING_CAP the soonest to expire; both keys live until the latest
 -- holder expires (`ttl`): a TTL is set when there is none (NX) and otherwise only ever extended (GT),
 -- so a placement ready sooner does not cut a later one short.
-local function trim_pending(k, key, by_time, now, ttl)
-  sweep(k, by_time, now, function(old)
-    redis.call('HDEL', key, old)
-    redis.call('ZREM', by_time, old)
-  end)
+local function forget_pending(keys, old)
+  redis.call('HDEL', keys.pending, old)
+  redis.call('ZREM', keys.pending_by_time, old)
+end
+local function trim_pending(k, keys, now, ttl)
+  local key, by_time = keys.pending, keys.pending_by_time
+  sweep(k, by_time, now, forget_pending, keys)
   local over = redis.call('ZCARD', by_time) - PENDING_CAP
   if over > 0 then
-    for _, old in ipairs(redis.call('ZRANGE', by_time, 0, over - 1)) do
-      redis.call('HDEL', key, old)
-      redis.call('ZREM', by_time, old)
-    end
+    for _, old in ipairs(redis.call('ZRANGE', by_time, 0, over - 1)) do forget_pending(keys, old) end
   end
-  for _, name in ipairs({key, by_time}) do
-    redis.call('PEXPIRE', name, ttl, 'NX')
-    redis.call('PEXPIRE', name, ttl, 'GT')
-  end
+  ttl = number_text(ttl)
+  redis.call('PEXPIRE', key, ttl, 'NX')
+  redis.call('PEXPIRE', key, ttl, 'GT')
+  redis.call('PEXPIRE', by_time, ttl, 'NX')
+  redis.call('PEXPIRE', by_time, ttl, 'GT')
 end
 
 -- Records that `engine` will hold the prompt's sampled prefixes from `ready` on (h.sampled: the
@@ -115,35 +115,34 @@ end
 -- the placement brings wait for its prefill. (Marking the whole prompt as still being computed hid
 -- a burst's holder from the next requests, which went cold elsewhere: run 10.)
 local function pend(h, engine, ready, held)
-  local key, now = h.res .. RES_KEY.pending, h.now
+  local key, now = h.keys.pending, h.now
   local epoch = h.engines[engine].epoch_number
   local epoch36 = to36(epoch)
-  -- Each position's ready_ms is mostly one of two times (now, or when the prefill is done): turned
-  -- into base 36 once each (to36 is ~2 µs, a tenth of the record's cost when done per position).
-  local text36 = {}
+  -- Each position's ready_ms is mostly one of two times (now, or when the prefill is done): its entry
+  -- and its score made into text once each (to36 is ~2 µs, a tenth of the record's cost when done
+  -- per position; see number_text for the scores).
+  local own_text, score_text = {}, {}
   -- The pick read and parsed these fields already when it matched them (nothing writes between).
   local lists = h.pending_entries or pending_entries(redis.call('HMGET', key, unpack(h.sampled)))
   -- Every field in one HSET and one ZADD (the same end state as a write per field, a tenth of the calls).
   local values, scores, least = {}, {}, math.huge
   for i, field in ipairs(h.sampled) do
     local mine = ready_with_copy(lists[i], engine, epoch, h.at[i] <= held and now or ready, now)
-    local mine36 = text36[mine]
-    if not mine36 then
-      mine36 = to36(mine)
-      text36[mine] = mine36
-    end
-    local text, last = pending_field(lists[i], engine, engine .. '=' .. mine36 .. '.' .. epoch36, mine, now)
+    own_text[mine] = own_text[mine] or engine .. '=' .. to36(mine) .. '.' .. epoch36
+    local text, last = pending_field(lists[i], engine, own_text[mine], mine, now)
+    local score = last + PENDING_MS
+    score_text[score] = score_text[score] or number_text(score)
     values[#values + 1] = field
     values[#values + 1] = text
-    scores[#scores + 1] = last + PENDING_MS
+    scores[#scores + 1] = score_text[score]
     scores[#scores + 1] = field
-    least = math.min(least, last + PENDING_MS)
+    if score < least then least = score end
   end
-  local by_time = h.res .. RES_KEY.pending_by_time
+  local by_time = h.keys.pending_by_time
   redis.call('HSET', key, unpack(values))
   redis.call('ZADD', by_time, unpack(scores))
   scored_at(h.kept, by_time, least)
-  trim_pending(h.kept, key, by_time, now, ready - now + PENDING_MS)
+  trim_pending(h.kept, h.keys, now, ready - now + PENDING_MS)
 end
 
 -- The runs pending placements bring (see PENDING_MS), merged into the view's match: an engine's run
@@ -153,20 +152,22 @@ end
 local function match_pending(h, at, depth, conf)
   h.warming = {}
   if not h.sampled or #h.sampled == 0 then return depth, conf end
-  local lists = pending_entries(redis.call('HMGET', h.res .. RES_KEY.pending, unpack(h.sampled)))
+  local lists = pending_entries(redis.call('HMGET', h.keys.pending, unpack(h.sampled)))
   h.pending_entries = lists
+  local engines, warming, now = h.engines, h.warming, h.now
   for i = #lists, 1, -1 do
-    local list = lists[i]
+    local list, p = lists[i], at[i]
     for j = 1, #list, 4 do
       local id, ready = list[j + 1], list[j + 2]
-      local e = h.engines[id]
-      local current = e and list[j + 3] == e.epoch_number
-      if current and ready <= h.now and h.now < ready + PENDING_MS and at[i] > (depth[id] or 0) then
-        depth[id] = at[i]
-        conf[id] = 1
-      elseif current and ready > h.now and at[i] > (depth[id] or 0) and at[i] > (h.warming[id] or 0) then
-        -- Still computing blocks it does not hold: a copy on its way there.
-        h.warming[id] = at[i]
+      local e = engines[id]
+      if e and list[j + 3] == e.epoch_number and p > (depth[id] or 0) then
+        if ready <= now and now < ready + PENDING_MS then
+          depth[id] = p
+          conf[id] = 1
+        elseif ready > now and p > (warming[id] or 0) then
+          -- Still computing blocks it does not hold: a copy on its way there.
+          warming[id] = p
+        end
       end
     end
   end

@@ -30,7 +30,10 @@ local function wait(h, id)
   local w = h.waits[id]
   if not w then
     local e = h.engines[id]
-    w = math.max(queue_wait(h, id), slot_wait(e), kv_room_wait(h, e))
+    -- The largest of the three, each term asked only where it can be more than nothing.
+    w = queue_wait(h, id)
+    if e.free_ms then w = math.max(w, slot_wait(e)) end
+    if e.kv_room or e.kv_free then w = math.max(w, kv_room_wait(h, e)) end
     h.waits[id] = w
   end
   return w

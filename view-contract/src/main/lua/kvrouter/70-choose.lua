@@ -40,7 +40,9 @@ local function soonest(h, runs)
       costs[id] = t
       if t < least then least = t end
       local u = runs[id] and cost(h, id, NO_RUNS) or t
-      if cheaper(h, id, u, blind_best, blind_cost) then blind_best, blind_cost = id, u end
+      if not blind_best or u < blind_cost or (u == blind_cost and cheaper(h, id, u, blind_best, blind_cost)) then
+        blind_best, blind_cost = id, u
+      end
     end
   end
   if h.blind == nil then h.blind = blind_best end
@@ -50,6 +52,30 @@ local function soonest(h, runs)
     if t <= within and (not best or before(h, id, best, runs)) then best = id end
   end
   return best
+end
+
+-- The fastest prefill rate among the engines (read_engines works it out on the way: h.fastest).
+local function fastest_rate(h)
+  if h.fastest then return h.fastest end
+  local fastest = 0
+  for _, e in pairs(h.engines) do
+    if e.rate > fastest then fastest = e.rate end
+  end
+  return fastest
+end
+
+-- Whether holder `id` costs no more than any other engine can, so that soonest's pass over every
+-- engine cannot find one cheaper and is not made: the holder waits for nothing (then the added
+-- wait needs no blind choice either), the other holders cost no less, priced as they are, and an
+-- engine that holds none of the prompt costs at least its cold prefill at the fastest rate.
+local function cheapest_by_bound(h, id, runs)
+  if wait(h, id) > 0 then return false end
+  local c = cost(h, id, runs)
+  if not (c <= h.miss_weight * h.n * h.chunk / fastest_rate(h) * 1000) then return false end
+  for other in pairs(runs) do
+    if other ~= id and h.engines[other] and cost(h, other, runs) < c then return false end
+  end
+  return true
 end
 
 -- The engine the request would go to with nobody's cache counted (the least cost over the whole
@@ -66,6 +92,8 @@ end
 -- too old to trust, a placement adds nothing it could measure.
 local function added_wait(h, id)
   if not h.prefill_rate or h.age > h.max_age or not h.engines[id] then return 0 end
+  -- No wait on the chosen engine adds nothing to any other's: the blind choice is not needed.
+  if wait(h, id) == 0 then return 0 end
   local b = blind(h)
   return b and math.max(0, wait(h, id) - wait(h, b)) or 0
 end

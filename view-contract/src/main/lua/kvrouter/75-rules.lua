@@ -142,7 +142,7 @@ local function decide(h, n, class, max_age, match)
     -- Another engine takes the request from the best holder only at strictly less cost (prefill
     -- queued on the holder, its slots all taken, no KV room, or a holder that prefills slower than
     -- the others), and the term that made the difference is the reason.
-    local best = h.prefill_rate and soonest(h, runs)
+    local best = h.prefill_rate and not cheapest_by_bound(h, first, runs) and soonest(h, runs)
     if best and cost(h, best, runs) < cost(h, first, runs) then return placed(h, best, costlier_by(h, first, best, runs)) end
     return answer(h, first, runs[first], REASON.AFFINITY, string.format('%.4f', conf[first]))
   end

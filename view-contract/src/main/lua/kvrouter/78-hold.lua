@@ -19,13 +19,14 @@ local HOLD_CAP = 4096
 
 -- Leaves the waiting room (a request placed, given up, or gone).
 local function unhold(res, request)
-  redis.call('ZREM', res .. RES_KEY.hold, request)
-  redis.call('ZREM', res .. ':hold:seen', request)
+  local keys = res_keys(res)
+  redis.call('ZREM', keys.hold, request)
+  redis.call('ZREM', keys.hold_seen, request)
 end
 
 -- True when the request must wait (recorded in the waiting room); false when it is placed now.
 local function hold(h, request, hold_ms)
-  local key, seen, now = h.res .. RES_KEY.hold, h.res .. RES_KEY.hold_seen, h.now
+  local key, seen, now = h.keys.hold, h.keys.hold_seen, h.now
   for _, gone in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', '(' .. (now - HOLD_STALE_MS), 'LIMIT', 0, SWEEP)) do
     unhold(h.res, gone)
   end

@@ -32,7 +32,8 @@ local function first_block(h, group1, hash, depth, conf)
       -- The same test as confidence() without exp() for every probe: age/tau against the limit it
       -- implies, with the exact test where the two could round apart (and for a time ahead of now).
       local limit = math.min(h.horizon, math.log((e.unsynced and 0.5 or 1) / h.floor))
-      searches[#searches + 1] = {id = id, e = e, lead = id .. '=', mid = ',' .. id .. '=', epoch = e.epoch_number,
+      local marks = entry_marks(id)
+      searches[#searches + 1] = {id = id, e = e, lead = marks[1], mid = marks[2], epoch = e.epoch_number,
         limit = limit, band = 1e-9 * math.max(1, math.abs(limit)), lo = 1}
     end
   end
@@ -56,9 +57,8 @@ local function read_blocks(group_rest, hash, values, positions)
   for i, p in ipairs(fields) do values[p] = got[i] end
 end
 
--- The searched engine's entry at position p when it counts (its stored_ms), else nil.
-local function held_at(h, s, v)
-  if not v then return nil end
+-- The searched engine's entry in block field `v` when it counts (its stored_ms), else nil.
+local function entry_counts(h, s, v)
   local stored36, epoch36 = holder_of(v, s.lead, s.mid)
   if not stored36 or tonumber(epoch36, 36) ~= s.epoch then return nil end
   local stored = tonumber(stored36, 36)
@@ -66,6 +66,14 @@ local function held_at(h, s, v)
   if x >= 0 and x < s.limit - s.band then return stored end
   if x >= 0 and x > s.limit + s.band then return nil end
   return confidence(h, s.e, stored) and stored or nil
+end
+
+-- The same for the block at a probed position. A prompt's blocks stored in one engine event carry the
+-- same text (the same holders, stored at the same ms), so the last field's answer is kept by its text.
+local function held_at(h, s, v)
+  if not v then return nil end
+  if v ~= s.text then s.text, s.text_stored = v, entry_counts(h, s, v) end
+  return s.text_stored
 end
 
 local function match_in_view(h, group1, group_rest, n, hash)

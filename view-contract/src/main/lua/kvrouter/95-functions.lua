@@ -141,7 +141,7 @@ local function holding(keys, args)
     if #args[i] > MAX_ID then return redis.error_reply('ERR kvr_holding: a request id is over ' .. MAX_ID .. ' characters: ' .. shown(args[i])) end
   end
   local res = keys[1]
-  local seen = res .. ':hold:seen'
+  local seen = res_keys(res).hold_seen
   local now = now_ms()
   local kept = 0
   for i = 1, #args do
