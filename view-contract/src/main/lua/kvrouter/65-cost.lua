@@ -10,7 +10,9 @@ end
 -- A slot: with every slot taken, one freeing for each request ahead (free_ms each: read_head).
 local function slot_wait(e)
   if not e.free_ms then return 0 end
-  return (e.load - e.slots + 1) * e.free_ms
+  local w = (e.load - e.slots + 1) * e.free_ms
+  if e.aged_ms and e.aged_ms > w then return e.aged_ms end
+  return w
 end
 
 -- KV room: where the room the job publishes (engine.kv-room) holds less than the prompt, the engine
