@@ -77,7 +77,7 @@ local function read_engines(h, engines_key, avoid, k)
         if slot_ms > 0 and (not longest or slot_ms > longest) then longest = slot_ms end
         if slots > 0 and slot_ms > 0 then
           slot_sum, slot_known = slot_sum + slot_ms, slot_known + 1
-          if load < slots then free_slots = true else full[#full + 1] = id end
+          if load < slots then free_slots = true else full[#full + 1] = e end
         else
           unknown[#unknown + 1] = id
         end
@@ -117,7 +117,7 @@ local function learn_unknown(h, unknown, full, fewest, longest)
     -- Whether any engine has a slot free (or slots not known yet): when every one is full, waiting
     -- is everywhere and a full engine is no reason to leave the cache.
     if e.slots == 0 or e.load < e.slots then h.free_slots = true end
-    if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then full[#full + 1] = id end
+    if e.slots > 0 and e.slot_ms > 0 and e.load >= e.slots then full[#full + 1] = e end
   end
   -- The fleet's mean slot time over the engine's slots. When a slot frees depends on the running
   -- requests' output lengths, which no report carries; an engine's own mean slot time (its last
@@ -125,19 +125,8 @@ local function learn_unknown(h, unknown, full, fewest, longest)
   -- counting the requests ahead at one pace (BENCHMARKS.md run 11; the pace of the last
   -- completions, run 7, did worse still). A slower engine still shows: its queue drains slower, so
   -- it stays longer.
-  local mean = slot_known > 0 and slot_sum / slot_known or 0
-  for _, id in ipairs(full) do
-    local e = engines[id]
+  for _, e in ipairs(full) do
     e.free_ms = slot_sum / slot_known / e.slots
-    -- The slot a request placed now waits for frees when the request its place in line waits on
-    -- ends: the running requests of a burst started together and end together, a slot time after they
-    -- started, later than its place times free_ms says. The reservation that many places from the
-    -- oldest, a mean slot time after it was placed (EXPERIMENT).
-    local ahead = e.load - e.slots + 1
-    if ahead <= e.slots then
-      local got = redis.call('ZRANGE', h.keys.reserved .. id, ahead - 1, ahead - 1, 'WITHSCORES')
-      if got[2] then e.aged_ms = tonumber(got[2]) + mean - h.now end
-    end
   end
 end
 

@@ -10,9 +10,7 @@ end
 -- A slot: with every slot taken, one freeing for each request ahead (free_ms each: read_head).
 local function slot_wait(e)
   if not e.free_ms then return 0 end
-  local w = (e.load - e.slots + 1) * e.free_ms
-  if e.aged_ms and e.aged_ms > w then return e.aged_ms end
-  return w
+  return (e.load - e.slots + 1) * e.free_ms
 end
 
 -- KV room: where the room the job publishes (engine.kv-room) holds less than the prompt, the engine
