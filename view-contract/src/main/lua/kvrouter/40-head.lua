@@ -28,7 +28,7 @@ local function read_meta(meta_key, now)
     -- What the rest of the pick puts in h, named here so that the table is sized once (added one by
     -- one they grew it five times a pick); false until set.
     horizon = 0, classes = false, res = false, keys = false, client = false, kept = false, engines = false, decoders = false,
-    mean = 0, decode_mean = 0, fastest = false, free_slots = false, slot_sum = 0, slot_known = 0, backlog = false, inflight = false,
+    mean = 0, decode_mean = 0, fastest = false, free_slots = false, backlog = false, inflight = false,
     client_total = 0, at = false, sampled = false, n = 0, max_age = 0, best_run = 0, runs = false, conf = false,
     waits = false, refusals = false, costs = false, warming = false, pending_entries = false,
   }
@@ -41,8 +41,9 @@ end
 -- it yet), less every request reported done since (which the report still counts). Engines in
 -- `avoid` (a set) are left out as if dead: the caller could not reach them. The same pass sums the
 -- slot times learned, tells whether a slot is free (h.free_slots) and finds the fastest prefill
--- rate (h.fastest); it returns, for learn_unknown, the engines whose slots or slot time are not
--- learned yet, the full ones, the fewest slots and the longest slot time learned.
+-- rate (h.fastest); it returns, for learn_unknown, the slots learned: the engines whose slots or
+-- slot time are not learned yet (unknown), the full ones, the fewest slots, the longest slot time
+-- and the sum and count of the slot times.
 local function read_engines(h, engines_key, avoid, k)
   local res, now = h.res, h.now
   -- Prompts go to BOTH and PREFILL engines; a DECODE pool (disaggregated serving) only takes the
@@ -62,7 +63,8 @@ local function read_engines(h, engines_key, avoid, k)
         decode_load = decode_load + e.load
       else
         local bound = e.after_report
-        local load = e.waiting + e.running + count_after(k, res, RESERVED, id, bound, now) - count_after(k, res, DONE, id, bound, now)
+        local load = e.waiting + e.running + count_after(k, res, RESERVED, id, bound, now)
+          - count_after(k, res, DONE, id, bound, now)
         if not (load > 0) then load = 0 end
         e.load = load
         -- The rate the engine prefills at, as its requests showed it; the configured one until known.
@@ -87,15 +89,17 @@ local function read_engines(h, engines_key, avoid, k)
   h.engines, h.decoders = engines, decoders
   h.mean = live > 0 and total_load / live or 0
   h.decode_mean = decode_live > 0 and decode_load / decode_live or 0
-  h.free_slots, h.slot_sum, h.slot_known, h.fastest = free_slots, slot_sum, slot_known, fastest
-  return unknown, full, fewest, longest
+  h.free_slots, h.fastest = free_slots, fastest
+  return {unknown = unknown, full = full, fewest = fewest, longest = longest, slot_sum = slot_sum,
+    slot_known = slot_known}
 end
 
--- Slots and slot times not learned yet (the engines `unknown`), filled in; whether any engine has a
--- slot free (h.free_slots); and how long a full engine (with those of `full`) takes to free each
+-- Slots and slot times not learned yet (the engines `slots.unknown` of read_engines), filled in;
+-- whether any engine has a slot free (h.free_slots); and how long a full engine takes to free each
 -- slot a request placed there waits for (free_ms).
-local function learn_unknown(h, unknown, full, fewest, longest)
-  local engines, slot_sum, slot_known = h.engines, h.slot_sum, h.slot_known
+local function learn_unknown(h, slots)
+  local engines, unknown, full, fewest, longest = h.engines, slots.unknown, slots.full, slots.fewest, slots.longest
+  local slot_sum, slot_known = slots.slot_sum, slots.slot_known
   for _, id in ipairs(unknown) do
     local e = engines[id]
     -- An engine whose slots are not learned yet (it never had requests waiting) is taken to have as

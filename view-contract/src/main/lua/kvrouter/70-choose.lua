@@ -40,9 +40,7 @@ local function soonest(h, runs)
       costs[id] = t
       if t < least then least = t end
       local u = runs[id] and cost(h, id, NO_RUNS) or t
-      if not blind_best or u < blind_cost or (u == blind_cost and cheaper(h, id, u, blind_best, blind_cost)) then
-        blind_best, blind_cost = id, u
-      end
+      if cheaper(h, id, u, blind_best, blind_cost) then blind_best, blind_cost = id, u end
     end
   end
   if h.blind == nil then h.blind = blind_best end
